@@ -1,0 +1,37 @@
+# bgw_prefetch: PGXS build.  See README.md for the test and demo commands.
+
+MODULE_big = bgw_prefetch
+OBJS = \
+	src/module.o \
+	src/guc.o \
+	src/stats.o \
+	src/monitor.o \
+	src/targets.o \
+	src/resolver.o \
+	src/vm_reader.o \
+	src/vacuum_plan.o \
+	src/analyze_plan.o \
+	src/io_engine.o \
+	src/prefetcher.o \
+	src/clog_writer.o
+
+EXTENSION = bgw_prefetch
+DATA = bgw_prefetch--1.0.sql
+PGFILEDESC = "bgw_prefetch - io_uring prefetch for VACUUM and ANALYZE, CLOG writer"
+
+SHLIB_LINK += -luring -lm
+PG_CPPFLAGS += -I$(srcdir)/src
+PG_CFLAGS += -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
+
+REGRESS = bgw_prefetch guc privileges
+REGRESS_OPTS = --temp-instance=./tmp_check_regress --temp-config=$(srcdir)/test/regress.conf
+TAP_TESTS = 1
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+check-unit:
+	$(MAKE) -C test/unit check
+
+.PHONY: check-unit

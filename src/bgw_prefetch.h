@@ -1,0 +1,129 @@
+/*-------------------------------------------------------------------------
+ *
+ * bgw_prefetch.h
+ *	  Declarations shared by the files of the bgw_prefetch extension.
+ *
+ * Each .c file under src/ has one responsibility; this header lists what
+ * each exports to the others.  Version-specific server details live in
+ * compat.h only.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BGW_PREFETCH_H
+#define BGW_PREFETCH_H
+
+#include "postgres.h"
+
+#include "datatype/timestamp.h"
+#include "storage/lwlock.h"
+#include "storage/spin.h"
+
+/* ---------- guc.c ---------- */
+
+typedef enum PrefetchTargets
+{
+	PREFETCH_TARGETS_AUTOVACUUM,
+	PREFETCH_TARGETS_ALL
+} PrefetchTargets;
+
+extern bool bgwp_enabled;
+extern bool bgwp_vacuum;
+extern bool bgwp_analyze;
+extern bool bgwp_clog_writer;
+extern int	bgwp_targets;
+extern int	bgwp_min_relation_size; /* in blocks */
+extern int	bgwp_naptime;			/* ms */
+extern int	bgwp_max_relations;
+extern int	bgwp_log_min_duration;	/* ms, -1 = off */
+extern int	bgwp_io_method;			/* IoMethod */
+extern int	bgwp_max_distance;		/* blocks */
+extern char *bgwp_tablespace_io_depth;
+extern int	bgwp_clog_writer_delay; /* ms */
+extern int	bgwp_clog_writer_max_pages;	/* pages per round */
+
+extern void bgwp_define_gucs(void);
+
+/*
+ * Look up the depth configured for a tablespace name in
+ * bgw_prefetch.tablespace_io_depth; returns -1 when it has no entry.
+ */
+extern int	bgwp_tablespace_depth_lookup(const char *spcname);
+
+/* ---------- module.c ---------- */
+
+extern bool bgwp_loaded_at_startup(void);
+extern void bgwp_require_preload(void);
+
+/* ---------- stats.c ---------- */
+
+typedef enum PrefetchCommand
+{
+	PREFETCH_CMD_VACUUM = 0,
+	PREFETCH_CMD_ANALYZE = 1
+} PrefetchCommand;
+
+#define PREFETCH_NUM_COMMANDS 2
+
+extern const char *prefetch_command_name(PrefetchCommand cmd);
+
+/* What one finished (or abandoned) scan contributes to pg_stat_prefetch. */
+typedef struct ScanReport
+{
+	Oid			dbid;
+	Oid			relid;
+	PrefetchCommand command;
+	int64		scan_blocks;	/* blocks the consumer advanced through */
+	int64		scan_time_us;	/* wall time in the scanning phase */
+	int64		planned_blocks;
+	int64		prefetched_blocks;
+	int64		prefetched_bytes;
+	int64		prefetch_read_time_us;	/* sum of read latencies */
+	int64		prefetch_wall_us;	/* wall time with reads in flight */
+	int64		late_blocks;
+	int64		wasted_blocks;
+	TimestampTz scan_end;
+} ScanReport;
+
+extern Size stats_shmem_size(void);
+extern void stats_shmem_request(void);
+extern void stats_shmem_startup(void);
+extern void stats_report_scan(const ScanReport *report);
+
+/* ---------- shared locks (module.c requests the tranche) ---------- */
+
+#define BGWP_LWLOCK_TRANCHE "bgw_prefetch"
+#define BGWP_LWLOCK_STATS		0	/* stats.c: membership of the stats hash */
+#define BGWP_LWLOCK_RESOLVER	1	/* resolver.c: request slots */
+#define BGWP_LWLOCK_MONITOR		2	/* monitor.c: published status */
+#define BGWP_NUM_LWLOCKS		3
+
+/* Most VACUUM/ANALYZE runs served at once (size of the live view). */
+#define BGWP_MAX_TARGETS 64
+
+/* ---------- monitor.c ---------- */
+
+typedef struct MonitorStatus
+{
+	int			pid;
+	char		io_method[16];
+	char		io_fallback_reason[256];
+	int			active_targets;
+	int64		targets_served;
+} MonitorStatus;
+
+extern Size monitor_shmem_size(void);
+extern void monitor_shmem_startup(void);
+extern void monitor_register(void);
+extern void monitor_get_status(MonitorStatus *status);
+extern void monitor_wakeup(void);
+extern PGDLLEXPORT void bgwp_monitor_main(Datum main_arg);
+
+/* ---------- clog_writer.c ---------- */
+
+extern Size clog_writer_shmem_size(void);
+extern void clog_writer_shmem_startup(void);	/* under AddinShmemInitLock */
+extern void clog_writer_register(void); /* from _PG_init */
+extern void clog_writer_reset_stats(TimestampTz now);
+extern PGDLLEXPORT void bgwp_clog_writer_main(Datum main_arg);
+
+#endif							/* BGW_PREFETCH_H */

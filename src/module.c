@@ -1,0 +1,121 @@
+/*-------------------------------------------------------------------------
+ *
+ * module.c
+ *	  Loading bgw_prefetch: GUCs, shared memory, static background workers.
+ *
+ * Everything bgw_prefetch does happens in shared memory and in its own
+ * background workers, so it only works when loaded through
+ * shared_preload_libraries.  Loaded any other way (LOAD, or CREATE EXTENSION
+ * in a server started without it) the library warns once and does nothing;
+ * its SQL functions then fail with a clear error (bgwp_require_preload).
+ *
+ * Shared memory is requested in the PostgreSQL 15 shmem_request_hook (the
+ * only place where RequestAddinShmemSpace and RequestNamedLWLockTranche are
+ * allowed) and set up in shmem_startup_hook; each file owning a piece of
+ * shared state contributes its size and its initialisation.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/shmem.h"
+
+#include "bgw_prefetch.h"
+#include "resolver.h"
+
+PG_MODULE_MAGIC;
+
+void		_PG_init(void);
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+/* Set in the postmaster when preloaded; inherited by every child. */
+static bool loaded_at_startup = false;
+
+static void bgwp_shmem_request(void);
+static void bgwp_shmem_startup(void);
+
+/*
+ * Module load callback.
+ */
+void
+_PG_init(void)
+{
+	if (!process_shared_preload_libraries_in_progress)
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("bgw_prefetch is not active: it must be loaded via shared_preload_libraries"),
+				 errhint("Add bgw_prefetch to shared_preload_libraries in postgresql.conf and restart the server.")));
+		return;
+	}
+
+	bgwp_define_gucs();
+
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = bgwp_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = bgwp_shmem_startup;
+
+	monitor_register();
+	clog_writer_register();
+
+	loaded_at_startup = true;
+}
+
+/*
+ * Ask for all of the extension's shared memory and its LWLock tranche.
+ */
+static void
+bgwp_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+
+	RequestAddinShmemSpace(add_size(add_size(stats_shmem_size(),
+											 clog_writer_shmem_size()),
+									add_size(monitor_shmem_size(),
+											 resolver_shmem_size())));
+	RequestNamedLWLockTranche(BGWP_LWLOCK_TRANCHE, BGWP_NUM_LWLOCKS);
+}
+
+/*
+ * Create or attach to the extension's shared structures.
+ */
+static void
+bgwp_shmem_startup(void)
+{
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	stats_shmem_startup();
+	monitor_shmem_startup();
+	resolver_shmem_startup();
+	clog_writer_shmem_startup();
+	LWLockRelease(AddinShmemInitLock);
+}
+
+bool
+bgwp_loaded_at_startup(void)
+{
+	return loaded_at_startup;
+}
+
+/*
+ * Error out of a SQL function when the library was not preloaded, in the
+ * words pg_stat_statements uses for the same situation.
+ */
+void
+bgwp_require_preload(void)
+{
+	if (!loaded_at_startup)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("bgw_prefetch must be loaded via shared_preload_libraries"),
+				 errhint("Add bgw_prefetch to shared_preload_libraries in postgresql.conf and restart the server.")));
+}

@@ -1,0 +1,350 @@
+/*-------------------------------------------------------------------------
+ *
+ * monitor.c
+ *	  The bgw_prefetch monitor: a static background worker's main loop.
+ *
+ * The monitor watches the backend status array for VACUUM and ANALYZE
+ * scans (targets.c), hands them to the prefetcher (prefetcher.c), and
+ * publishes its state for bgw_prefetch_status() and the
+ * pg_stat_prefetch_activity view.
+ *
+ * It connects to no database (only shared catalogs, like the logical
+ * replication launcher), so that it appears in pg_stat_activity and takes
+ * part in ProcSignalBarriers, which DROP DATABASE waits for in PostgreSQL
+ * 15 -- every wait below is a latch wait and every loop checks for
+ * interrupts, so barriers are absorbed within one iteration.  It holds no
+ * heavyweight lock, ever.
+ *
+ * The loop sleeps bgw_prefetch.naptime while nothing is running and a
+ * short fixed interval (or until a read completes, through the I/O
+ * engine's eventfd) while it serves targets.  An ERROR inside an iteration
+ * is caught at the bottom of the stack as in bgwriter.c: it is logged,
+ * every target is abandoned (reads drained, files closed), and the loop
+ * goes on after a second; it never takes the server down.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/bufmgr.h"
+#include "storage/condition_variable.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+
+#include "bgw_prefetch.h"
+#include "io_engine.h"
+#include "prefetcher.h"
+#include "targets.h"
+
+PG_FUNCTION_INFO_V1(bgw_prefetch_activity);
+
+/* Poll interval while targets are active, in ms. */
+#define ACTIVE_POLL_MS 10
+/* Pause after an error before the loop goes on, in ms. */
+#define ERROR_PAUSE_MS 1000
+
+typedef struct MonitorShared
+{
+	LWLock	   *lock;			/* protects everything below */
+	pid_t		pid;
+	Latch	   *latch;
+	char		io_method[16];
+	char		io_fallback_reason[256];
+	int64		targets_served;
+	int			nrows;
+	ActivityRow rows[BGWP_MAX_TARGETS];
+} MonitorShared;
+
+static MonitorShared *monitor_shared = NULL;
+
+Size
+monitor_shmem_size(void)
+{
+	return MAXALIGN(sizeof(MonitorShared));
+}
+
+void
+monitor_shmem_startup(void)
+{
+	bool		found;
+
+	monitor_shared = ShmemInitStruct("bgw_prefetch monitor",
+									 sizeof(MonitorShared), &found);
+	if (!found)
+	{
+		memset(monitor_shared, 0, sizeof(MonitorShared));
+		monitor_shared->lock =
+			&(GetNamedLWLockTranche(BGWP_LWLOCK_TRANCHE))[BGWP_LWLOCK_MONITOR].lock;
+		strlcpy(monitor_shared->io_method, "none", sizeof(monitor_shared->io_method));
+	}
+}
+
+/*
+ * Register the monitor as a static worker (from _PG_init).
+ */
+void
+monitor_register(void)
+{
+	BackgroundWorker worker;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_ConsistentState;
+	worker.bgw_restart_time = 10;
+	strcpy(worker.bgw_library_name, "bgw_prefetch");
+	strcpy(worker.bgw_function_name, "bgwp_monitor_main");
+	strcpy(worker.bgw_name, "bgw_prefetch monitor");
+	strcpy(worker.bgw_type, "bgw_prefetch monitor");
+	RegisterBackgroundWorker(&worker);
+}
+
+/* Wake the monitor (a resolver has answered). */
+void
+monitor_wakeup(void)
+{
+	Latch	   *latch;
+
+	if (monitor_shared == NULL)
+		return;
+	LWLockAcquire(monitor_shared->lock, LW_SHARED);
+	latch = monitor_shared->latch;
+	LWLockRelease(monitor_shared->lock);
+	if (latch)
+		SetLatch(latch);
+}
+
+void
+monitor_get_status(MonitorStatus *status)
+{
+	memset(status, 0, sizeof(*status));
+	LWLockAcquire(monitor_shared->lock, LW_SHARED);
+	status->pid = monitor_shared->pid;
+	strlcpy(status->io_method, monitor_shared->io_method, sizeof(status->io_method));
+	strlcpy(status->io_fallback_reason, monitor_shared->io_fallback_reason,
+			sizeof(status->io_fallback_reason));
+	status->active_targets = monitor_shared->nrows;
+	status->targets_served = monitor_shared->targets_served;
+	LWLockRelease(monitor_shared->lock);
+}
+
+/*
+ * Copy the prefetcher's state to shared memory for the SQL functions.
+ */
+static void
+publish_state(int64 targets_served)
+{
+	ActivityRow rows[BGWP_MAX_TARGETS];
+	int			nrows = prefetcher_activity(rows, BGWP_MAX_TARGETS);
+	const char *reason = prefetcher_fallback_reason();
+
+	LWLockAcquire(monitor_shared->lock, LW_EXCLUSIVE);
+	monitor_shared->nrows = nrows;
+	memcpy(monitor_shared->rows, rows, nrows * sizeof(ActivityRow));
+	strlcpy(monitor_shared->io_method, prefetcher_io_method(),
+			sizeof(monitor_shared->io_method));
+	strlcpy(monitor_shared->io_fallback_reason, reason ? reason : "",
+			sizeof(monitor_shared->io_fallback_reason));
+	monitor_shared->targets_served = targets_served;
+	LWLockRelease(monitor_shared->lock);
+}
+
+static void
+clear_published_process(int code, Datum arg)
+{
+	LWLockAcquire(monitor_shared->lock, LW_EXCLUSIVE);
+	monitor_shared->pid = 0;
+	monitor_shared->latch = NULL;
+	monitor_shared->nrows = 0;
+	strlcpy(monitor_shared->io_method, "none", sizeof(monitor_shared->io_method));
+	LWLockRelease(monitor_shared->lock);
+}
+
+/*
+ * Look for new scans and serve the known ones; returns the number of
+ * targets now served.
+ */
+static int
+monitor_iteration(int64 *targets_served)
+{
+	TargetObservation found[BGWP_MAX_TARGETS];
+	int			nfound = 0;
+	int			before = prefetcher_active_targets();
+
+	if (bgwp_enabled)
+		nfound = targets_discover(found, BGWP_MAX_TARGETS);
+	for (int i = 0; i < nfound; i++)
+		prefetcher_track(&found[i]);
+	if (prefetcher_active_targets() > before)
+		*targets_served += prefetcher_active_targets() - before;
+	prefetcher_step();
+	publish_state(*targets_served);
+	return prefetcher_active_targets();
+}
+
+/*
+ * Entry point of the monitor.
+ */
+void
+bgwp_monitor_main(Datum main_arg)
+{
+	sigjmp_buf	local_sigjmp_buf;
+	MemoryContext loop_context;
+	int			engine_method;
+	int64		targets_served = 0;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	BackgroundWorkerUnblockSignals();
+
+	/* shared catalogs only: visible in pg_stat_activity, bound to no database */
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+	pgstat_report_appname("bgw_prefetch monitor");
+
+	CurrentResourceOwner = ResourceOwnerCreate(NULL, "bgw_prefetch monitor");
+	loop_context = AllocSetContextCreate(TopMemoryContext,
+										 "bgw_prefetch monitor loop",
+										 ALLOCSET_DEFAULT_SIZES);
+	targets_attach();
+
+	LWLockAcquire(monitor_shared->lock, LW_EXCLUSIVE);
+	monitor_shared->pid = MyProcPid;
+	monitor_shared->latch = MyLatch;
+	LWLockRelease(monitor_shared->lock);
+	before_shmem_exit(clear_published_process, (Datum) 0);
+
+	/*
+	 * Error recovery, as in bgwriter.c: log, release what the failed
+	 * iteration held, abandon every target, pause, go on.
+	 */
+	if (sigsetjmp(local_sigjmp_buf, 1) != 0)
+	{
+		error_context_stack = NULL;
+		HOLD_INTERRUPTS();
+		EmitErrorReport();
+		LWLockReleaseAll();
+		ConditionVariableCancelSleep();
+		pgstat_report_wait_end();
+		UnlockBuffers();
+		ResourceOwnerRelease(CurrentResourceOwner, RESOURCE_RELEASE_BEFORE_LOCKS,
+							 false, true);
+		ResourceOwnerRelease(CurrentResourceOwner, RESOURCE_RELEASE_LOCKS,
+							 false, true);
+		ResourceOwnerRelease(CurrentResourceOwner, RESOURCE_RELEASE_AFTER_LOCKS,
+							 false, true);
+		prefetcher_stop();
+		MemoryContextSwitchTo(loop_context);
+		FlushErrorState();
+		MemoryContextReset(loop_context);
+		RESUME_INTERRUPTS();
+
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 ERROR_PAUSE_MS, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+	PG_exception_stack = &local_sigjmp_buf;
+
+	MemoryContextSwitchTo(loop_context);
+	prefetcher_start();
+	engine_method = bgwp_io_method;
+
+	while (!ShutdownRequestPending)
+	{
+		int			active;
+		int			event_fd;
+		int			events = WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH;
+
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		if (engine_method != bgwp_io_method)
+		{
+			/* io_method changed at reload: new engine, targets start over */
+			prefetcher_stop();
+			prefetcher_start();
+			engine_method = bgwp_io_method;
+		}
+
+		active = monitor_iteration(&targets_served);
+		MemoryContextReset(loop_context);
+
+		event_fd = prefetcher_event_fd();
+		if (active > 0 && event_fd >= 0)
+			events |= WL_SOCKET_READABLE;
+		(void) WaitLatchOrSocket(MyLatch, events, event_fd,
+								 active > 0 ? ACTIVE_POLL_MS : bgwp_naptime,
+								 PG_WAIT_EXTENSION);
+	}
+
+	prefetcher_stop();
+	proc_exit(0);
+}
+
+/*
+ * SRF behind pg_stat_prefetch_activity.
+ */
+Datum
+bgw_prefetch_activity(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ActivityRow rows[BGWP_MAX_TARGETS];
+	int			nrows;
+	char		io_method[16];
+
+	bgwp_require_preload();
+	InitMaterializedSRF(fcinfo, 0);
+
+	LWLockAcquire(monitor_shared->lock, LW_SHARED);
+	nrows = monitor_shared->nrows;
+	memcpy(rows, monitor_shared->rows, nrows * sizeof(ActivityRow));
+	strlcpy(io_method, monitor_shared->io_method, sizeof(io_method));
+	LWLockRelease(monitor_shared->lock);
+
+	for (int i = 0; i < nrows; i++)
+	{
+		ActivityRow *r = &rows[i];
+		Datum		values[15];
+		bool		nulls[15];
+		int			c = 0;
+
+		memset(nulls, 0, sizeof(nulls));
+		values[c++] = Int32GetDatum(r->pid);
+		values[c++] = ObjectIdGetDatum(r->dbid);
+		values[c++] = ObjectIdGetDatum(r->relid);
+		values[c++] = CStringGetTextDatum(prefetch_command_name(r->command));
+		values[c++] = CStringGetTextDatum(r->state);
+		values[c++] = Int64GetDatum(r->consumer_block);
+		values[c++] = Int64GetDatum(r->total_blocks);
+		values[c++] = Int64GetDatum(r->prefetch_block);
+		values[c++] = Int64GetDatum(r->distance);
+		values[c++] = Int32GetDatum(r->reads_in_flight);
+		values[c++] = Int32GetDatum(r->io_depth);
+		if (r->io_depth_source[0])
+			values[c++] = CStringGetTextDatum(r->io_depth_source);
+		else
+			nulls[c++] = true;
+		values[c++] = CStringGetTextDatum(io_method);
+		values[c++] = Int64GetDatum(r->planned_blocks);
+		values[c++] = Int64GetDatum(r->prefetched_blocks);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}

@@ -1,0 +1,799 @@
+/*-------------------------------------------------------------------------
+ *
+ * prefetcher.c
+ *	  Serving watched scans: planning, pacing, issuing and accounting reads.
+ *
+ * The monitor hands every VACUUM/ANALYZE it discovers to this file, which
+ * keeps one PrefetchTarget per scan and, at every step of the monitor's
+ * loop:
+ *	- re-reads the consumer's progress and ends the target when its scan is
+ *	  over (command finished, phase moved on, backend gone, files dropped);
+ *	- waits for the resolver worker to tell the relation's files and depth;
+ *	- takes the next blocks from the target's plan (the VACUUM planner over
+ *	  the current visibility map, or the ANALYZE window planner), coalesces
+ *	  adjacent blocks into reads of up to BGWP_MAX_READ_BLOCKS, and hands them
+ *	  to the single I/O engine while the target is less than its distance
+ *	  ahead and its tablespace has fewer reads in flight than its depth;
+ *	- reaps completions and accounts for them: read time, and "late" blocks
+ *	  the consumer reached before their read completed.
+ *
+ * Pacing follows the idea of read_stream.c: the distance (in planned blocks
+ * ahead of the consumer) starts small and doubles whenever a read completes
+ * late, up to bgw_prefetch.max_distance, so a slow consumer costs little
+ * page cache and a fast one gets a deep window.  Reads never go behind the
+ * consumer or outside the plan.
+ *
+ * When a target ends, what it did is added to pg_stat_prefetch and, past
+ * bgw_prefetch.log_min_duration, logged.  Its reads still in flight are
+ * drained before its files are closed (the engine reads into them).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "miscadmin.h"
+#include "storage/fd.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "analyze_plan.h"
+#include "bgw_prefetch.h"
+#include "compat.h"
+#include "io_engine.h"
+#include "prefetcher.h"
+#include "resolver.h"
+#include "vacuum_plan.h"
+#include "vm_reader.h"
+
+/* Largest read issued: adjacent planned blocks are coalesced up to this. */
+#define BGWP_MAX_READ_BLOCKS 16
+/* Reads the engine keeps in flight at most, all targets together. */
+#define BGWP_ENGINE_MAX_INFLIGHT 1024
+/* Submitted ranges remembered per target (ahead of the consumer). */
+#define BGWP_RANGE_RING 4096
+/* Planned blocks fetched from the planner at a time. */
+#define BGWP_PLAN_CHUNK 256
+/* Segment files a target keeps open at most. */
+#define BGWP_OPEN_SEGMENTS 4
+/* Initial distance, in planned blocks ahead of the consumer. */
+#define BGWP_INITIAL_DISTANCE 64
+
+typedef enum TargetState
+{
+	TARGET_RESOLVING,			/* waiting for the resolver worker */
+	TARGET_ACTIVE,				/* being prefetched */
+	TARGET_WATCHED,				/* scan reported only, no prefetch */
+	TARGET_DRAINING				/* scan over, waiting for reads in flight */
+} TargetState;
+
+typedef struct SubmittedRange
+{
+	BlockNumber start;
+	uint16		nblocks;
+	bool		completed;
+} SubmittedRange;
+
+typedef struct OpenSegment
+{
+	int			segno;
+	int			fd;
+	int			inflight;
+} OpenSegment;
+
+typedef struct PrefetchTarget
+{
+	bool		in_use;
+	TargetState state;
+	char		why_not[96];	/* TARGET_WATCHED: why not prefetched */
+	TargetObservation obs;		/* latest observation of the consumer */
+	bool		abandoned;		/* ended without the consumer finishing */
+	bool		autovacuum;
+
+	/* consumer figures */
+	int64		first_position;
+	int64		last_position;	/* VACUUM: block; ANALYZE: estimated block */
+	int64		scan_time_us;
+	TimestampTz last_step;
+
+	/* relation */
+	int			resolve_request;
+	ResolvedRelation rel;
+	BgwpRelFile relfile;
+	BlockNumber nblocks;		/* blocks the consumer will scan */
+
+	/* plan */
+	VacuumPlanState vplan;
+	VmReader	vm;
+	AnalyzeCostModel cost;
+	BlockNumber analyze_frontier;	/* ANALYZE: first block not yet streamed */
+	uint32		planbuf[BGWP_PLAN_CHUNK];
+	int			planbuf_len;
+	int			planbuf_pos;
+	bool		plan_exhausted;
+	bool		vm_open;		/* vm is initialised (VACUUM targets) */
+	int64		distance;
+
+	/* reads */
+	SubmittedRange *ranges;		/* ring, in block order */
+	int			ring_head;
+	int			ring_count;
+	int64		blocks_ahead;	/* submitted blocks ahead of the consumer */
+	BlockNumber prefetch_block; /* one past the last block submitted */
+	OpenSegment segments[BGWP_OPEN_SEGMENTS];
+	int			inflight;
+	TimestampTz inflight_since;
+
+	/* results */
+	ScanReport report;
+} PrefetchTarget;
+
+static PrefetchTarget targets[BGWP_MAX_TARGETS];
+static IoEngine *engine = NULL;
+static const char *fallback_reason = NULL;
+static MemoryContext prefetch_context = NULL;
+
+static void end_target(PrefetchTarget *t);
+
+/*
+ * Create the engine with the configured method.  The fallback reason, if
+ * any, is logged once per engine creation (each reload that changes
+ * io_method creates a new one).
+ */
+void
+prefetcher_start(void)
+{
+	if (prefetch_context == NULL)
+		prefetch_context = AllocSetContextCreate(TopMemoryContext,
+												 "bgw_prefetch targets",
+												 ALLOCSET_DEFAULT_SIZES);
+	engine = io_engine_create((IoMethod) bgwp_io_method,
+							  BGWP_ENGINE_MAX_INFLIGHT,
+							  BGWP_MAX_READ_BLOCKS * BLCKSZ,
+							  &fallback_reason);
+	if (engine == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("bgw_prefetch: could not create the I/O engine")));
+	if (fallback_reason != NULL)
+		ereport(LOG,
+				(errmsg("bgw_prefetch: io_uring is not available, prefetching with posix_fadvise"),
+				 errdetail("%s", fallback_reason)));
+}
+
+/*
+ * End every target (their reads are drained) and destroy the engine.  Safe
+ * to call after an error, with targets in any state.
+ */
+void
+prefetcher_stop(void)
+{
+	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
+	{
+		if (targets[i].in_use)
+		{
+			targets[i].abandoned = true;
+			end_target(&targets[i]);
+		}
+	}
+	if (engine != NULL)
+		io_engine_destroy(engine);	/* waits for reads still in flight */
+	engine = NULL;
+	fallback_reason = NULL;
+	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
+	{
+		for (int s = 0; s < BGWP_OPEN_SEGMENTS; s++)
+			if (targets[i].segments[s].fd >= 0 && targets[i].in_use)
+				close(targets[i].segments[s].fd);
+		memset(&targets[i], 0, sizeof(PrefetchTarget));
+	}
+	if (prefetch_context != NULL)
+		MemoryContextReset(prefetch_context);
+}
+
+int
+prefetcher_event_fd(void)
+{
+	return engine ? io_engine_event_fd(engine) : -1;
+}
+
+const char *
+prefetcher_io_method(void)
+{
+	return engine ? io_method_name(io_engine_method(engine)) : "none";
+}
+
+const char *
+prefetcher_fallback_reason(void)
+{
+	return fallback_reason;
+}
+
+int
+prefetcher_active_targets(void)
+{
+	int			n = 0;
+
+	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
+		if (targets[i].in_use)
+			n++;
+	return n;
+}
+
+static bool
+same_scan(const TargetObservation *a, const TargetObservation *b)
+{
+	return a->slot == b->slot && a->pid == b->pid &&
+		a->proc_start == b->proc_start && a->relid == b->relid &&
+		a->command == b->command;
+}
+
+/*
+ * Start serving a scan, unless it is already served.
+ */
+void
+prefetcher_track(const TargetObservation *obs)
+{
+	PrefetchTarget *t = NULL;
+
+	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
+	{
+		if (targets[i].in_use && targets[i].state != TARGET_DRAINING &&
+			same_scan(&targets[i].obs, obs))
+			return;
+		if (!targets[i].in_use && t == NULL)
+			t = &targets[i];
+	}
+	if (t == NULL)
+		return;					/* all slots busy: this scan goes unserved */
+
+	memset(t, 0, sizeof(*t));
+	for (int s = 0; s < BGWP_OPEN_SEGMENTS; s++)
+		t->segments[s].fd = -1;
+	t->in_use = true;
+	t->obs = *obs;
+	t->autovacuum = obs->autovacuum;
+	t->first_position = t->last_position = obs->position;
+	t->last_step = GetCurrentTimestamp();
+	t->report.dbid = obs->dbid;
+	t->report.relid = obs->relid;
+	t->report.command = obs->command;
+	t->distance = BGWP_INITIAL_DISTANCE;
+	t->resolve_request = resolver_start(obs->dbid, obs->relid, obs->command,
+										obs->autovacuum, obs->slot, obs->pid);
+	if (t->resolve_request < 0)
+	{
+		t->state = TARGET_WATCHED;
+		strlcpy(t->why_not, "no worker to resolve the relation", sizeof(t->why_not));
+	}
+	else
+		t->state = TARGET_RESOLVING;
+}
+
+/* ---------------- relation files ---------------- */
+
+/*
+ * The fd of segment segno of the target's main fork, opened on demand.
+ * Returns -1 if it cannot be opened (the relation was dropped or
+ * truncated): the caller abandons or stops.
+ */
+static int
+segment_fd(PrefetchTarget *t, int segno)
+{
+	OpenSegment *victim = NULL;
+	char	   *path;
+	char	   *segpath;
+
+	for (int s = 0; s < BGWP_OPEN_SEGMENTS; s++)
+		if (t->segments[s].fd >= 0 && t->segments[s].segno == segno)
+			return t->segments[s].fd;
+	/* reuse a closed slot, else one with no read in flight */
+	for (int s = 0; s < BGWP_OPEN_SEGMENTS && victim == NULL; s++)
+		if (t->segments[s].fd < 0)
+			victim = &t->segments[s];
+	for (int s = 0; s < BGWP_OPEN_SEGMENTS && victim == NULL; s++)
+		if (t->segments[s].inflight == 0)
+			victim = &t->segments[s];
+	if (victim == NULL)
+		return -1;				/* every open segment has reads in flight */
+	if (victim->fd >= 0)
+		close(victim->fd);
+	victim->fd = -1;
+
+	path = BGWP_REL_PATH(t->relfile.dbNode, t->relfile.spcNode,
+						 t->relfile.relNode, MAIN_FORKNUM);
+	segpath = segno == 0 ? pstrdup(path) : psprintf("%s.%d", path, segno);
+	victim->fd = BasicOpenFile(segpath, O_RDONLY | PG_BINARY);
+	victim->segno = segno;
+	victim->inflight = 0;
+	pfree(segpath);
+	pfree(path);
+	return victim->fd;
+}
+
+static OpenSegment *
+segment_of(PrefetchTarget *t, int segno)
+{
+	for (int s = 0; s < BGWP_OPEN_SEGMENTS; s++)
+		if (t->segments[s].fd >= 0 && t->segments[s].segno == segno)
+			return &t->segments[s];
+	return NULL;
+}
+
+/*
+ * Size of the main fork in blocks, from its segment files.
+ */
+static BlockNumber
+relation_nblocks(PrefetchTarget *t)
+{
+	BlockNumber nblocks = 0;
+
+	for (int segno = 0;; segno++)
+	{
+		int			fd = segment_fd(t, segno);
+		off_t		size;
+
+		if (fd < 0)
+			break;
+		size = lseek(fd, 0, SEEK_END);
+		if (size < 0)
+			break;
+		nblocks += size / BLCKSZ;
+		if (size < (off_t) RELSEG_SIZE * BLCKSZ)
+			break;
+	}
+	return nblocks;
+}
+
+/* ---------------- planning ---------------- */
+
+/*
+ * Next planned block at or after the consumer, or InvalidBlockNumber when
+ * the plan has nothing more now.
+ */
+static BlockNumber
+next_planned_block(PrefetchTarget *t, BlockNumber consumer)
+{
+	for (;;)
+	{
+		while (t->planbuf_pos < t->planbuf_len)
+		{
+			BlockNumber blk = t->planbuf[t->planbuf_pos];
+
+			if (blk > consumer || (blk == consumer && t->obs.command == PREFETCH_CMD_ANALYZE))
+				return blk;
+			t->planbuf_pos++;	/* the consumer is already there */
+		}
+		if (t->plan_exhausted)
+			return InvalidBlockNumber;
+
+		t->planbuf_pos = 0;
+		if (t->obs.command == PREFETCH_CMD_VACUUM)
+		{
+			if (t->vplan.next_block <= consumer)
+				vacuum_plan_skip_to(&t->vplan, vm_reader_bits, &t->vm, consumer + 1);
+			t->planbuf_len = vacuum_plan_next(&t->vplan, vm_reader_bits, &t->vm,
+											  t->planbuf, BGWP_PLAN_CHUNK);
+			if (t->planbuf_len == 0)
+				t->plan_exhausted = true;
+			else
+				t->report.planned_blocks += t->planbuf_len;
+		}
+		else
+		{
+			AnalyzeWindow w;
+
+			w = analyze_plan_window(t->obs.position, t->obs.total, t->nblocks,
+									relation_nblocks(t), (uint32) t->distance,
+									t->analyze_frontier, &t->cost);
+			t->planbuf_len = 0;
+			for (BlockNumber b = w.start; b < w.end && t->planbuf_len < BGWP_PLAN_CHUNK; b++)
+				t->planbuf[t->planbuf_len++] = b;
+			if (t->planbuf_len == 0)
+				return InvalidBlockNumber;	/* nothing worth reading now */
+			t->analyze_frontier = t->planbuf[t->planbuf_len - 1] + 1;
+			t->report.planned_blocks += t->planbuf_len;
+		}
+	}
+}
+
+/* ---------------- reads ---------------- */
+
+static int
+tablespace_inflight(Oid spcnode)
+{
+	int			n = 0;
+
+	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
+		if (targets[i].in_use && targets[i].relfile.spcNode == spcnode)
+			n += targets[i].inflight;
+	return n;
+}
+
+/*
+ * Issue reads for one target while it is within its distance and its
+ * tablespace within its depth.
+ */
+static void
+submit_reads(PrefetchTarget *t)
+{
+	BlockNumber consumer = (BlockNumber) t->last_position;
+
+	if (t->obs.command == PREFETCH_CMD_VACUUM)
+		vm_reader_invalidate(&t->vm);
+
+	while (t->blocks_ahead < t->distance &&
+		   t->ring_count < BGWP_RANGE_RING &&
+		   io_engine_inflight(engine) < BGWP_ENGINE_MAX_INFLIGHT &&
+		   tablespace_inflight(t->relfile.spcNode) < t->rel.io_depth)
+	{
+		BlockNumber start = next_planned_block(t, consumer);
+		uint16		n = 1;
+		int			segno;
+		int			fd;
+		int			slot;
+		uint64		tag;
+
+		if (start == InvalidBlockNumber)
+			break;
+		t->planbuf_pos++;
+		segno = start / RELSEG_SIZE;
+
+		/* coalesce following adjacent planned blocks of the same segment */
+		while (n < BGWP_MAX_READ_BLOCKS)
+		{
+			BlockNumber next = next_planned_block(t, consumer);
+
+			if (next != start + n || next / RELSEG_SIZE != segno)
+				break;
+			t->planbuf_pos++;
+			n++;
+		}
+
+		fd = segment_fd(t, segno);
+		if (fd < 0)
+		{
+			if (errno == ENOENT && segno == 0)
+			{
+				t->abandoned = true;	/* relation dropped or rewritten */
+				t->state = TARGET_DRAINING;
+			}
+			break;
+		}
+		slot = (t->ring_head + t->ring_count) % BGWP_RANGE_RING;
+		tag = ((uint64) (t - targets) << 32) | (uint64) slot;
+		if (!io_engine_submit(engine, fd,
+							  (off_t) (start % RELSEG_SIZE) * BLCKSZ,
+							  (size_t) n * BLCKSZ, tag))
+			break;
+		t->ranges[slot].start = start;
+		t->ranges[slot].nblocks = n;
+		t->ranges[slot].completed = false;
+		t->ring_count++;
+		t->blocks_ahead += n;
+		t->prefetch_block = start + n;
+		if (t->inflight++ == 0)
+			t->inflight_since = GetCurrentTimestamp();
+		segment_of(t, segno)->inflight++;
+	}
+}
+
+/*
+ * Account for one finished read.
+ */
+static void
+complete_read(const IoCompletion *c)
+{
+	PrefetchTarget *t = &targets[c->tag >> 32];
+	SubmittedRange *r = &t->ranges[c->tag & 0xFFFFFFFF];
+	OpenSegment *seg = segment_of(t, r->start / RELSEG_SIZE);
+	int64		consumer = t->last_position;
+
+	r->completed = true;
+	if (seg != NULL)
+		seg->inflight--;
+	if (--t->inflight == 0)
+		t->report.prefetch_wall_us +=
+			GetCurrentTimestamp() - t->inflight_since;
+	t->report.prefetch_read_time_us += c->latency_us;
+	if (c->result > 0)
+	{
+		int64		blocks = c->result / BLCKSZ;
+		int64		late = consumer - (int64) r->start + 1;
+
+		t->report.prefetched_blocks += blocks;
+		t->report.prefetched_bytes += c->result;
+		if (late > 0)
+		{
+			t->report.late_blocks += Min(late, blocks);
+			/* the consumer caught up: look further ahead */
+			t->distance = Min(t->distance * 2, (int64) bgwp_max_distance);
+		}
+	}
+}
+
+static void
+reap_completions(void)
+{
+	IoCompletion done[64];
+	int			n;
+
+	if (engine == NULL)
+		return;
+	while ((n = io_engine_reap(engine, done, lengthof(done))) > 0)
+	{
+		for (int i = 0; i < n; i++)
+			complete_read(&done[i]);
+	}
+}
+
+/*
+ * Forget ranges the consumer has passed.
+ */
+static void
+retire_consumed(PrefetchTarget *t)
+{
+	while (t->ring_count > 0)
+	{
+		SubmittedRange *r = &t->ranges[t->ring_head];
+
+		if (!r->completed || (int64) (r->start + r->nblocks) > t->last_position)
+			break;
+		t->blocks_ahead -= r->nblocks;
+		t->ring_head = (t->ring_head + 1) % BGWP_RANGE_RING;
+		t->ring_count--;
+	}
+}
+
+/* ---------------- target lifecycle ---------------- */
+
+/*
+ * The resolver answered: set up planning, or decide not to prefetch.
+ */
+static void
+activate_target(PrefetchTarget *t)
+{
+	t->relfile.dbNode = t->rel.dbnode;
+	t->relfile.spcNode = t->rel.spcnode;
+	t->relfile.relNode = t->rel.relfilenode;
+
+	if (t->rel.skip_reason[0] != '\0')
+	{
+		t->state = TARGET_WATCHED;
+		strlcpy(t->why_not, t->rel.skip_reason, sizeof(t->why_not));
+		return;
+	}
+	if (t->obs.command == PREFETCH_CMD_VACUUM)
+	{
+		t->nblocks = (BlockNumber) t->obs.total;
+		vm_reader_init(&t->vm, t->relfile);
+		t->vm_open = true;
+		vacuum_plan_init(&t->vplan, t->nblocks, t->rel.skip_mode);
+	}
+	else
+	{
+		t->nblocks = relation_nblocks(t);
+		if (t->nblocks < (BlockNumber) bgwp_min_relation_size)
+		{
+			t->state = TARGET_WATCHED;
+			strlcpy(t->why_not, "smaller than bgw_prefetch.min_relation_size", sizeof(t->why_not));
+			return;
+		}
+		analyze_cost_model_defaults(&t->cost);
+		if (!analyze_should_stream(t->obs.total, t->nblocks, &t->cost))
+		{
+			t->state = TARGET_WATCHED;
+			strlcpy(t->why_not, "sample too sparse to stream", sizeof(t->why_not));
+			return;
+		}
+	}
+	t->ranges = MemoryContextAllocZero(prefetch_context,
+									   sizeof(SubmittedRange) * BGWP_RANGE_RING);
+	t->state = TARGET_ACTIVE;
+}
+
+/*
+ * Log a finished scan, as log_autovacuum_min_duration does for vacuums.
+ */
+static void
+log_scan(const PrefetchTarget *t)
+{
+	const ScanReport *r = &t->report;
+	double		secs = r->scan_time_us / 1000000.0;
+
+	if (bgwp_log_min_duration < 0 ||
+		r->scan_time_us < (int64) bgwp_log_min_duration * 1000)
+		return;
+	ereport(LOG,
+			(errmsg("bgw_prefetch: %s%s of \"%s\" (database %u, relation %u, pid %d) %s: "
+					"scan advanced %lld blocks in %.3f s (%.1f MB/s); planned %lld, prefetched %lld blocks (%.1f MB, %.3f s of read time), late %lld, wasted %lld",
+					t->autovacuum ? "automatic " : "",
+					prefetch_command_name(r->command),
+					t->rel.relname[0] ? t->rel.relname : "?",
+					r->dbid, r->relid, t->obs.pid,
+					t->why_not[0] ? t->why_not : (t->abandoned ? "abandoned" : "done"),
+					(long long) r->scan_blocks, secs,
+					secs > 0 ? r->scan_blocks * (double) BLCKSZ / (1024 * 1024) / secs : 0.0,
+					(long long) r->planned_blocks,
+					(long long) r->prefetched_blocks,
+					r->prefetched_bytes / (1024.0 * 1024.0),
+					r->prefetch_read_time_us / 1000000.0,
+					(long long) r->late_blocks,
+					(long long) r->wasted_blocks)));
+}
+
+/*
+ * The scan is over.  Count what was prefetched beyond the consumer's last
+ * position as wasted if the consumer did not finish, and stop submitting;
+ * the target is released once its reads are drained.
+ */
+static void
+end_target(PrefetchTarget *t)
+{
+	if (t->state != TARGET_DRAINING)
+	{
+		t->state = TARGET_DRAINING;
+		if (t->abandoned)
+		{
+			for (int i = 0; i < t->ring_count; i++)
+			{
+				SubmittedRange *r = &t->ranges[(t->ring_head + i) % BGWP_RANGE_RING];
+				int64		beyond = (int64) (r->start + r->nblocks) - 1 - t->last_position;
+
+				t->report.wasted_blocks += Min(Max(beyond, 0), (int64) r->nblocks);
+			}
+		}
+	}
+	if (t->inflight > 0)
+		return;
+
+	t->report.scan_blocks = Max(t->last_position - t->first_position, 0);
+	t->report.scan_end = GetCurrentTimestamp();
+	if (t->report.scan_time_us > 0 || t->report.scan_blocks > 0)
+		stats_report_scan(&t->report);
+	log_scan(t);
+
+	if (t->resolve_request >= 0)
+		resolver_release(t->resolve_request);
+	for (int s = 0; s < BGWP_OPEN_SEGMENTS; s++)
+		if (t->segments[s].fd >= 0)
+			close(t->segments[s].fd);
+	if (t->vm_open)
+		vm_reader_close(&t->vm);
+	if (t->ranges)
+		pfree(t->ranges);
+	memset(t, 0, sizeof(*t));
+	for (int s = 0; s < BGWP_OPEN_SEGMENTS; s++)
+		t->segments[s].fd = -1;
+}
+
+/*
+ * Follow the consumer of one target.  Returns false when its scan is over.
+ */
+static bool
+follow_consumer(PrefetchTarget *t, TimestampTz now)
+{
+	TargetObservation obs;
+
+	if (!targets_observe(t->obs.slot, t->obs.pid, &obs) || !same_scan(&obs, &t->obs))
+		return false;
+	if (obs.position < t->obs.position && obs.command == PREFETCH_CMD_VACUUM)
+		return false;			/* a new scan of the same relation */
+
+	if (t->obs.phase == SCAN_PHASE_SCANNING)
+		t->report.scan_time_us += now - t->last_step;
+	t->last_step = now;
+	t->obs = obs;
+	if (obs.command == PREFETCH_CMD_VACUUM)
+		t->last_position = obs.position;
+	else if (t->nblocks > 0)
+		t->last_position = analyze_position_lower_bound(obs.position, obs.total, t->nblocks);
+	else
+		t->last_position = obs.position;
+	return true;
+}
+
+/*
+ * One step for every target.
+ */
+void
+prefetcher_step(void)
+{
+	TimestampTz now = GetCurrentTimestamp();
+
+	reap_completions();
+
+	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
+	{
+		PrefetchTarget *t = &targets[i];
+
+		if (!t->in_use)
+			continue;
+		if (t->state != TARGET_DRAINING && !follow_consumer(t, now))
+			end_target(t);
+		if (t->state == TARGET_DRAINING)
+		{
+			end_target(t);
+			continue;
+		}
+
+		if (t->state == TARGET_RESOLVING)
+		{
+			switch (resolver_poll(t->resolve_request, &t->rel))
+			{
+				case RESOLVE_PENDING:
+					break;
+				case RESOLVE_DONE:
+					activate_target(t);
+					break;
+				case RESOLVE_FAILED:
+					t->state = TARGET_WATCHED;
+					strlcpy(t->why_not, "relation could not be resolved", sizeof(t->why_not));
+					break;
+			}
+		}
+		if (t->state == TARGET_ACTIVE)
+		{
+			retire_consumed(t);
+			if (t->obs.phase == SCAN_PHASE_SCANNING)
+				submit_reads(t);
+		}
+	}
+	if (engine != NULL)
+		io_engine_flush(engine);
+	reap_completions();			/* fadvise completes at once */
+}
+
+/*
+ * Describe the targets for pg_stat_prefetch_activity.
+ */
+int
+prefetcher_activity(ActivityRow *rows, int max)
+{
+	int			n = 0;
+
+	for (int i = 0; i < BGWP_MAX_TARGETS && n < max; i++)
+	{
+		PrefetchTarget *t = &targets[i];
+		ActivityRow *row = &rows[n];
+
+		if (!t->in_use)
+			continue;
+		memset(row, 0, sizeof(*row));
+		row->pid = t->obs.pid;
+		row->dbid = t->obs.dbid;
+		row->relid = t->obs.relid;
+		row->command = t->obs.command;
+		switch (t->state)
+		{
+			case TARGET_RESOLVING:
+				strlcpy(row->state, "resolving", sizeof(row->state));
+				break;
+			case TARGET_ACTIVE:
+				strlcpy(row->state, t->obs.phase == SCAN_PHASE_PAUSED ?
+						"paused" : "prefetching", sizeof(row->state));
+				break;
+			case TARGET_WATCHED:
+				snprintf(row->state, sizeof(row->state), "watching: %s", t->why_not);
+				break;
+			case TARGET_DRAINING:
+				strlcpy(row->state, "ending", sizeof(row->state));
+				break;
+		}
+		row->consumer_block = t->last_position;
+		row->total_blocks = t->obs.command == PREFETCH_CMD_VACUUM ? t->obs.total : t->nblocks;
+		row->prefetch_block = t->prefetch_block;
+		row->distance = Max((int64) t->prefetch_block - t->last_position, 0);
+		row->reads_in_flight = t->inflight;
+		row->io_depth = t->rel.io_depth;
+		if (t->state == TARGET_ACTIVE)
+			strlcpy(row->io_depth_source, depth_source_name(t->rel.depth_source),
+					sizeof(row->io_depth_source));
+		row->planned_blocks = t->report.planned_blocks;
+		row->prefetched_blocks = t->report.prefetched_blocks;
+		n++;
+	}
+	return n;
+}

@@ -1,0 +1,43 @@
+/*-------------------------------------------------------------------------
+ *
+ * prefetcher.h
+ *	  Serving watched scans: planning, pacing, issuing and accounting reads.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BGWP_PREFETCHER_H
+#define BGWP_PREFETCHER_H
+
+#include "bgw_prefetch.h"
+#include "targets.h"
+
+/* One row of pg_stat_prefetch_activity. */
+typedef struct ActivityRow
+{
+	int			pid;
+	Oid			dbid;
+	Oid			relid;
+	PrefetchCommand command;
+	char		state[48];
+	int64		consumer_block;
+	int64		total_blocks;
+	int64		prefetch_block;
+	int64		distance;
+	int			reads_in_flight;
+	int			io_depth;
+	char		io_depth_source[40];
+	int64		planned_blocks;
+	int64		prefetched_blocks;
+} ActivityRow;
+
+extern void prefetcher_start(void);
+extern void prefetcher_stop(void);
+extern int	prefetcher_event_fd(void);
+extern const char *prefetcher_io_method(void);
+extern const char *prefetcher_fallback_reason(void);
+extern void prefetcher_track(const TargetObservation *obs);
+extern void prefetcher_step(void);
+extern int	prefetcher_active_targets(void);
+extern int	prefetcher_activity(ActivityRow *rows, int max);
+
+#endif							/* BGWP_PREFETCHER_H */

@@ -1,0 +1,529 @@
+/*-------------------------------------------------------------------------
+ *
+ * resolver.c
+ *	  Short-lived per-database workers that resolve a relation's files.
+ *
+ * Progress reporting tells the monitor (database, relation OID); reading a
+ * relation's blocks needs its file identity (tablespace, relfilenode), and
+ * planning a VACUUM needs whether it is aggressive.  That takes catalog
+ * access in the relation's database, which the monitor -- connected to no
+ * database, so that it never holds anything DROP DATABASE or CREATE
+ * DATABASE ... TEMPLATE must wait for -- does not have.  For each new target
+ * it therefore starts a dynamic background worker connected to that
+ * database that looks the relation up in the syscaches (no lock on the
+ * relation itself), writes the answer into a shared request slot, wakes the
+ * monitor and exits, typically within tens of milliseconds.
+ *
+ * Whether a VACUUM is aggressive is computed as vacuum_set_xid_limits()
+ * does from relfrozenxid/relminmxid, the freeze table ages (the table's
+ * autovacuum reloptions for autovacuum) and, for a manual VACUUM, the FREEZE
+ * and DISABLE_PAGE_SKIPPING options, which the worker reads by running the
+ * server's own parser over the backend's query text.  A session-level SET
+ * vacuum_freeze_table_age cannot be seen from outside: such a VACUUM is
+ * planned as non-aggressive (documented).
+ *
+ * If no worker slot is free (max_worker_processes), the target is skipped
+ * with a rate-limited LOG line; the monitor never retries in a loop.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/multixact.h"
+#include "access/reloptions.h"
+#include "access/transam.h"
+#include "access/xact.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_database.h"
+#include "catalog/pg_tablespace.h"
+#include "commands/tablespace.h"
+#include "commands/vacuum.h"
+#include "commands/defrem.h"
+#include "miscadmin.h"
+#include "nodes/parsenodes.h"
+#include "parser/parser.h"
+#include "pgstat.h"
+#include "postmaster/autovacuum.h"
+#include "postmaster/bgworker.h"
+#include "storage/bufmgr.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/relmapper.h"
+#include "utils/resowner.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
+
+#include "bgw_prefetch.h"
+#include "resolver.h"
+#include "targets.h"
+
+/* One request: filled by the monitor, answered by a resolver worker. */
+typedef struct ResolveRequest
+{
+	bool		in_use;
+	ResolveStatus status;
+	uint32		generation;		/* tells a stale worker from the current one */
+	Oid			dbid;
+	Oid			relid;
+	PrefetchCommand command;
+	bool		autovacuum;
+	int			backend_slot;
+	int			backend_pid;
+	ResolvedRelation result;
+} ResolveRequest;
+
+typedef struct ResolverShared
+{
+	LWLock	   *lock;
+	ResolveRequest requests[BGWP_MAX_TARGETS];
+} ResolverShared;
+
+static ResolverShared *resolver_shared = NULL;
+
+/* Monitor-local: handles of the workers started, per request. */
+static BackgroundWorkerHandle *worker_handles[BGWP_MAX_TARGETS];
+static uint32 next_generation = 1;
+static TimestampTz last_no_slot_log = 0;
+
+/* Log "no worker slot" at most this often. */
+#define NO_SLOT_LOG_INTERVAL_MS 60000
+
+Size
+resolver_shmem_size(void)
+{
+	return MAXALIGN(sizeof(ResolverShared));
+}
+
+void
+resolver_shmem_startup(void)
+{
+	bool		found;
+
+	resolver_shared = ShmemInitStruct("bgw_prefetch resolver",
+									  sizeof(ResolverShared), &found);
+	if (!found)
+	{
+		memset(resolver_shared, 0, sizeof(ResolverShared));
+		resolver_shared->lock =
+			&(GetNamedLWLockTranche(BGWP_LWLOCK_TRANCHE))[BGWP_LWLOCK_RESOLVER].lock;
+	}
+}
+
+const char *
+depth_source_name(DepthSource source)
+{
+	switch (source)
+	{
+		case DEPTH_FROM_GUC_MAP:
+			return "bgw_prefetch.tablespace_io_depth";
+		case DEPTH_FROM_TABLESPACE_OPTION:
+			return "tablespace option";
+		case DEPTH_FROM_SERVER_DEFAULT:
+			break;
+	}
+	return "maintenance_io_concurrency";
+}
+
+/*
+ * Start resolving a target.  Returns the request number to poll, or -1 if
+ * no request slot or no background worker slot is available (the target
+ * is then not prefetched).
+ */
+int
+resolver_start(Oid dbid, Oid relid, PrefetchCommand command, bool autovacuum,
+			   int backend_slot, int backend_pid)
+{
+	BackgroundWorker worker;
+	int			request = -1;
+	uint32		generation = next_generation++;
+	ResolveRequest *req;
+
+	LWLockAcquire(resolver_shared->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
+	{
+		if (!resolver_shared->requests[i].in_use)
+		{
+			request = i;
+			break;
+		}
+	}
+	if (request < 0)
+	{
+		LWLockRelease(resolver_shared->lock);
+		return -1;
+	}
+	req = &resolver_shared->requests[request];
+	memset(req, 0, sizeof(*req));
+	req->in_use = true;
+	req->status = RESOLVE_PENDING;
+	req->generation = generation;
+	req->dbid = dbid;
+	req->relid = relid;
+	req->command = command;
+	req->autovacuum = autovacuum;
+	req->backend_slot = backend_slot;
+	req->backend_pid = backend_pid;
+	LWLockRelease(resolver_shared->lock);
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS |
+		BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_ConsistentState;
+	worker.bgw_restart_time = BGW_NEVER_RESTART;
+	strcpy(worker.bgw_library_name, "bgw_prefetch");
+	strcpy(worker.bgw_function_name, "bgwp_resolver_main");
+	snprintf(worker.bgw_name, BGW_MAXLEN, "bgw_prefetch resolver for relation %u", relid);
+	strcpy(worker.bgw_type, "bgw_prefetch resolver");
+	worker.bgw_main_arg = Int32GetDatum(request);
+	memcpy(worker.bgw_extra, &generation, sizeof(generation));
+	worker.bgw_notify_pid = MyProcPid;
+
+	if (!RegisterDynamicBackgroundWorker(&worker, &worker_handles[request]))
+	{
+		TimestampTz now = GetCurrentTimestamp();
+
+		resolver_release(request);
+		if (TimestampDifferenceExceeds(last_no_slot_log, now,
+									   NO_SLOT_LOG_INTERVAL_MS))
+		{
+			ereport(LOG,
+					(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+					 errmsg("bgw_prefetch: no background worker slot free, not prefetching relation %u of database %u",
+							relid, dbid),
+					 errhint("Consider increasing max_worker_processes (currently %d).",
+							 max_worker_processes)));
+			last_no_slot_log = now;
+		}
+		return -1;
+	}
+	return request;
+}
+
+/*
+ * Check on a request.  A worker that exited without answering (database
+ * dropped, FATAL at connection) counts as failed.
+ */
+ResolveStatus
+resolver_poll(int request, ResolvedRelation *out)
+{
+	ResolveRequest *req = &resolver_shared->requests[request];
+	ResolveStatus status;
+	pid_t		pid;
+
+	LWLockAcquire(resolver_shared->lock, LW_SHARED);
+	status = req->status;
+	if (status == RESOLVE_DONE)
+		*out = req->result;
+	LWLockRelease(resolver_shared->lock);
+
+	if (status == RESOLVE_PENDING && worker_handles[request] != NULL &&
+		GetBackgroundWorkerPid(worker_handles[request], &pid) == BGWH_STOPPED)
+	{
+		/* it may have answered just before exiting */
+		LWLockAcquire(resolver_shared->lock, LW_SHARED);
+		status = req->status;
+		if (status == RESOLVE_DONE)
+			*out = req->result;
+		LWLockRelease(resolver_shared->lock);
+		if (status == RESOLVE_PENDING)
+			status = RESOLVE_FAILED;
+	}
+	return status;
+}
+
+/* Give a request slot back (the worker, if still running, finds it gone). */
+void
+resolver_release(int request)
+{
+	LWLockAcquire(resolver_shared->lock, LW_EXCLUSIVE);
+	resolver_shared->requests[request].in_use = false;
+	resolver_shared->requests[request].generation = 0;
+	LWLockRelease(resolver_shared->lock);
+	if (worker_handles[request] != NULL)
+	{
+		pfree(worker_handles[request]);
+		worker_handles[request] = NULL;
+	}
+}
+
+/* ---------------- the resolver worker ---------------- */
+
+/*
+ * Read FREEZE and DISABLE_PAGE_SKIPPING from a manual VACUUM's query text
+ * with the server's parser, inside a subtransaction so that text that does
+ * not parse (truncated by track_activity_query_size, say) just means "no
+ * options known".
+ */
+static void
+parse_vacuum_options(const char *query, bool *freeze, bool *disable_skipping)
+{
+	MemoryContext oldcontext = CurrentMemoryContext;
+	ResourceOwner oldowner = CurrentResourceOwner;
+
+	*freeze = false;
+	*disable_skipping = false;
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(oldcontext);
+	PG_TRY();
+	{
+		List	   *stmts = raw_parser(query, RAW_PARSE_DEFAULT);
+		RawStmt    *raw;
+
+		if (list_length(stmts) == 1 &&
+			IsA((raw = linitial_node(RawStmt, stmts))->stmt, VacuumStmt) &&
+			((VacuumStmt *) raw->stmt)->is_vacuumcmd)
+		{
+			ListCell   *lc;
+
+			foreach(lc, ((VacuumStmt *) raw->stmt)->options)
+			{
+				DefElem    *opt = lfirst_node(DefElem, lc);
+
+				if (strcmp(opt->defname, "freeze") == 0)
+					*freeze = defGetBoolean(opt);
+				else if (strcmp(opt->defname, "disable_page_skipping") == 0)
+					*disable_skipping = defGetBoolean(opt);
+			}
+		}
+		ReleaseCurrentSubTransaction();
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(oldcontext);
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		*freeze = false;
+		*disable_skipping = false;
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(oldcontext);
+	CurrentResourceOwner = oldowner;
+}
+
+/*
+ * Would vacuum_set_xid_limits() call this VACUUM aggressive?  Mirrors
+ * vacuum.c and, for autovacuum, table_recheck_autovac()'s choice of ages.
+ */
+static bool
+vacuum_is_aggressive(Form_pg_class classForm, HeapTuple classTup,
+					 bool autovacuum, bool freeze_option)
+{
+	int			freeze_table_age = -1;
+	int			multixact_freeze_table_age = -1;
+	int			freezetable;
+	TransactionId limit;
+	MultiXactId mxact_limit;
+
+	if (freeze_option)
+		return true;
+	if (autovacuum)
+	{
+		HeapTuple	dbtup = SearchSysCache1(DATABASEOID,
+											ObjectIdGetDatum(MyDatabaseId));
+		bool		isnull;
+		Datum		reloptions = SysCacheGetAttr(RELOID, classTup,
+												 Anum_pg_class_reloptions,
+												 &isnull);
+		bytea	   *relopts = isnull ? NULL :
+			heap_reloptions(classForm->relkind, reloptions, false);
+
+		if (HeapTupleIsValid(dbtup))
+		{
+			Form_pg_database dbform = (Form_pg_database) GETSTRUCT(dbtup);
+
+			if (dbform->datistemplate || !dbform->datallowconn)
+				freeze_table_age = multixact_freeze_table_age = 0;
+			ReleaseSysCache(dbtup);
+		}
+		if (relopts != NULL && freeze_table_age != 0)
+		{
+			AutoVacOpts *av = &((StdRdOptions *) relopts)->autovacuum;
+
+			freeze_table_age = av->freeze_table_age;
+			multixact_freeze_table_age = av->multixact_freeze_table_age;
+		}
+	}
+
+	freezetable = freeze_table_age >= 0 ? freeze_table_age : vacuum_freeze_table_age;
+	freezetable = Min(freezetable, autovacuum_freeze_max_age * 0.95);
+	limit = ReadNextTransactionId() - freezetable;
+	if (!TransactionIdIsNormal(limit))
+		limit = FirstNormalTransactionId;
+	if (TransactionIdPrecedesOrEquals(classForm->relfrozenxid, limit))
+		return true;
+
+	freezetable = multixact_freeze_table_age >= 0 ?
+		multixact_freeze_table_age : vacuum_multixact_freeze_table_age;
+	freezetable = Min(freezetable, MultiXactMemberFreezeThreshold() * 0.95);
+	mxact_limit = ReadNextMultiXactId() - freezetable;
+	if (mxact_limit < FirstMultiXactId)
+		mxact_limit = FirstMultiXactId;
+	return MultiXactIdPrecedesOrEquals(classForm->relminmxid, mxact_limit);
+}
+
+/*
+ * The depth for a tablespace and where it comes from: the GUC map, then
+ * the tablespace's maintenance_io_concurrency option, then the server's.
+ */
+static void
+resolve_depth(Oid spcid, ResolvedRelation *res)
+{
+	char	   *spcname = get_tablespace_name(spcid);
+	int			depth = spcname ? bgwp_tablespace_depth_lookup(spcname) : -1;
+	HeapTuple	spctup;
+
+	if (depth > 0)
+	{
+		res->io_depth = depth;
+		res->depth_source = DEPTH_FROM_GUC_MAP;
+		return;
+	}
+	res->io_depth = maintenance_io_concurrency;
+	res->depth_source = DEPTH_FROM_SERVER_DEFAULT;
+
+	spctup = SearchSysCache1(TABLESPACEOID, ObjectIdGetDatum(spcid));
+	if (HeapTupleIsValid(spctup))
+	{
+		bool		isnull;
+		Datum		options = SysCacheGetAttr(TABLESPACEOID, spctup,
+											  Anum_pg_tablespace_spcoptions,
+											  &isnull);
+
+		if (!isnull)
+		{
+			TableSpaceOpts *opts = (TableSpaceOpts *) tablespace_reloptions(options, false);
+
+			if (opts->maintenance_io_concurrency >= 0)
+			{
+				res->io_depth = opts->maintenance_io_concurrency;
+				res->depth_source = DEPTH_FROM_TABLESPACE_OPTION;
+			}
+		}
+		ReleaseSysCache(spctup);
+	}
+	/* a depth of 0 disables core prefetching; we still need one read */
+	res->io_depth = Max(res->io_depth, 1);
+}
+
+/*
+ * Fill res for req; sets skip_reason for relations we deliberately leave
+ * alone.
+ */
+static void
+resolve_relation(const ResolveRequest *req, ResolvedRelation *res)
+{
+	HeapTuple	tup;
+	Form_pg_class classForm;
+
+	memset(res, 0, sizeof(*res));
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(req->relid));
+	if (!HeapTupleIsValid(tup))
+	{
+		strlcpy(res->skip_reason, "relation no longer exists", sizeof(res->skip_reason));
+		return;
+	}
+	classForm = (Form_pg_class) GETSTRUCT(tup);
+	snprintf(res->relname, sizeof(res->relname), "%s.%s",
+			 get_namespace_name(classForm->relnamespace),
+			 NameStr(classForm->relname));
+
+	if (classForm->relpersistence == RELPERSISTENCE_TEMP)
+		strlcpy(res->skip_reason, "temporary table", sizeof(res->skip_reason));
+	else if ((classForm->relkind != RELKIND_RELATION &&
+			  classForm->relkind != RELKIND_MATVIEW &&
+			  classForm->relkind != RELKIND_TOASTVALUE) ||
+			 classForm->relam != HEAP_TABLE_AM_OID)
+		strlcpy(res->skip_reason, "not a heap table", sizeof(res->skip_reason));
+	else
+	{
+		bool		freeze = false;
+		bool		disable_skipping = false;
+
+		res->relfilenode = OidIsValid(classForm->relfilenode) ?
+			classForm->relfilenode :
+			RelationMapOidToFilenode(req->relid, classForm->relisshared);
+		res->spcnode = classForm->relisshared ? GLOBALTABLESPACE_OID :
+			OidIsValid(classForm->reltablespace) ? classForm->reltablespace :
+			MyDatabaseTableSpace;
+		res->dbnode = classForm->relisshared ? InvalidOid : MyDatabaseId;
+		resolve_depth(res->spcnode, res);
+
+		if (req->command == PREFETCH_CMD_VACUUM)
+		{
+			char		query[1024];
+			bool		wraparound = false;
+
+			if (targets_read_activity(req->backend_slot, req->backend_pid,
+									  query, sizeof(query)))
+			{
+				if (req->autovacuum)
+					wraparound = strstr(query, "(to prevent wraparound)") != NULL;
+				else
+					parse_vacuum_options(query, &freeze, &disable_skipping);
+			}
+			if (disable_skipping)
+				res->skip_mode = VACUUM_SKIP_DISABLED;
+			else if (wraparound ||
+					 vacuum_is_aggressive(classForm, tup, req->autovacuum, freeze))
+				res->skip_mode = VACUUM_SKIP_AGGRESSIVE;
+			else
+				res->skip_mode = VACUUM_SKIP_NORMAL;
+		}
+	}
+	ReleaseSysCache(tup);
+}
+
+/*
+ * Entry point of a resolver worker.
+ */
+void
+bgwp_resolver_main(Datum main_arg)
+{
+	int			request = DatumGetInt32(main_arg);
+	uint32		generation;
+	ResolveRequest req;
+	ResolvedRelation res;
+
+	memcpy(&generation, MyBgworkerEntry->bgw_extra, sizeof(generation));
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+
+	if (request < 0 || request >= BGWP_MAX_TARGETS)
+		proc_exit(1);
+
+	LWLockAcquire(resolver_shared->lock, LW_SHARED);
+	req = resolver_shared->requests[request];
+	LWLockRelease(resolver_shared->lock);
+	if (!req.in_use || req.generation != generation)
+		proc_exit(0);			/* the monitor gave up on this one */
+
+	BackgroundWorkerInitializeConnectionByOid(req.dbid, InvalidOid,
+											  BGWORKER_BYPASS_ALLOWCONN);
+	targets_attach();
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	pgstat_report_activity(STATE_RUNNING, "resolving relation");
+	resolve_relation(&req, &res);
+	CommitTransactionCommand();
+	pgstat_report_activity(STATE_IDLE, NULL);
+
+	LWLockAcquire(resolver_shared->lock, LW_EXCLUSIVE);
+	if (resolver_shared->requests[request].in_use &&
+		resolver_shared->requests[request].generation == generation)
+	{
+		resolver_shared->requests[request].result = res;
+		resolver_shared->requests[request].status = RESOLVE_DONE;
+	}
+	LWLockRelease(resolver_shared->lock);
+	monitor_wakeup();
+	proc_exit(0);
+}

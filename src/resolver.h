@@ -1,0 +1,53 @@
+/*-------------------------------------------------------------------------
+ *
+ * resolver.h
+ *	  Short-lived per-database workers that resolve a relation's files.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BGWP_RESOLVER_H
+#define BGWP_RESOLVER_H
+
+#include "bgw_prefetch.h"
+#include "vacuum_plan.h"
+
+typedef enum DepthSource
+{
+	DEPTH_FROM_GUC_MAP,			/* bgw_prefetch.tablespace_io_depth */
+	DEPTH_FROM_TABLESPACE_OPTION,	/* ALTER TABLESPACE SET (maintenance_io_concurrency) */
+	DEPTH_FROM_SERVER_DEFAULT	/* maintenance_io_concurrency */
+} DepthSource;
+
+extern const char *depth_source_name(DepthSource source);
+
+/* What the monitor needs to know about a target relation. */
+typedef struct ResolvedRelation
+{
+	Oid			dbnode;			/* InvalidOid for shared catalogs */
+	Oid			spcnode;
+	Oid			relfilenode;
+	VacuumSkipMode skip_mode;	/* VACUUM only */
+	int			io_depth;
+	DepthSource depth_source;
+	char		relname[2 * NAMEDATALEN + 2];	/* schema.relation, for logs */
+	char		skip_reason[96];	/* non-empty: do not prefetch, and why */
+} ResolvedRelation;
+
+typedef enum ResolveStatus
+{
+	RESOLVE_PENDING,
+	RESOLVE_DONE,
+	RESOLVE_FAILED
+} ResolveStatus;
+
+extern Size resolver_shmem_size(void);
+extern void resolver_shmem_startup(void);
+
+extern int	resolver_start(Oid dbid, Oid relid, PrefetchCommand command,
+						   bool autovacuum, int backend_slot, int backend_pid);
+extern ResolveStatus resolver_poll(int request, ResolvedRelation *out);
+extern void resolver_release(int request);
+
+extern PGDLLEXPORT void bgwp_resolver_main(Datum main_arg);
+
+#endif							/* BGWP_RESOLVER_H */

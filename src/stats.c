@@ -1,0 +1,400 @@
+/*-------------------------------------------------------------------------
+ *
+ * stats.c
+ *	  pg_stat_prefetch: per-relation statistics in shared memory.
+ *
+ * A fixed-size shared hash keyed by (database, relation, command) holds the
+ * totals of every watched scan: what the consumer (VACUUM or ANALYZE) did,
+ * as seen through progress reporting, and what the prefetcher did for it.
+ * Only the monitor writes, once per finished scan, so contention is nil;
+ * the locking still follows pg_stat_statements: exclusive lock to create or
+ * evict entries, shared lock plus the entry's spinlock to add to one.
+ *
+ * When the table is full the least recently updated entry is evicted (a
+ * linear scan: it runs at most once per finished scan, and max_relations is
+ * bounded) and the eviction is counted in bgw_prefetch_status(), so the
+ * DBA sees that max_relations is too small instead of getting an error.
+ *
+ * The statistics live until pg_stat_prefetch_reset() or a restart; they
+ * are not written to disk.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
+#include "utils/builtins.h"
+#include "utils/hsearch.h"
+#include "utils/timestamp.h"
+
+#include "bgw_prefetch.h"
+
+PG_FUNCTION_INFO_V1(bgw_prefetch_stats);
+PG_FUNCTION_INFO_V1(bgw_prefetch_reset);
+PG_FUNCTION_INFO_V1(bgw_prefetch_status);
+
+typedef struct StatsKey
+{
+	Oid			dbid;
+	Oid			relid;
+	int32		command;		/* PrefetchCommand */
+} StatsKey;
+
+typedef struct StatsCounters
+{
+	int64		scans;
+	int64		scan_blocks;
+	int64		scan_time_us;
+	int64		planned_blocks;
+	int64		prefetched_blocks;
+	int64		prefetched_bytes;
+	int64		prefetch_read_time_us;
+	int64		prefetch_wall_us;
+	int64		late_blocks;
+	int64		wasted_blocks;
+	TimestampTz last_scan;
+} StatsCounters;
+
+typedef struct StatsEntry
+{
+	StatsKey	key;			/* hash key, must be first */
+	slock_t		mutex;			/* protects counters and last_used */
+	uint64		last_used;		/* value of the usage clock at last update */
+	StatsCounters counters;
+} StatsEntry;
+
+typedef struct StatsShared
+{
+	LWLock	   *lock;			/* protects the hash table's membership */
+	slock_t		mutex;			/* protects the fields below */
+	uint64		usage_clock;
+	int64		evictions;
+	TimestampTz stats_reset;
+} StatsShared;
+
+static StatsShared *stats_shared = NULL;
+static HTAB *stats_hash = NULL;
+
+Size
+stats_shmem_size(void)
+{
+	return add_size(MAXALIGN(sizeof(StatsShared)),
+					hash_estimate_size(bgwp_max_relations, sizeof(StatsEntry)));
+}
+
+void
+stats_shmem_startup(void)
+{
+	bool		found;
+	HASHCTL		info;
+
+	stats_shared = ShmemInitStruct("bgw_prefetch stats", sizeof(StatsShared),
+								   &found);
+	if (!found)
+	{
+		stats_shared->lock = &(GetNamedLWLockTranche(BGWP_LWLOCK_TRANCHE))[BGWP_LWLOCK_STATS].lock;
+		SpinLockInit(&stats_shared->mutex);
+		stats_shared->usage_clock = 0;
+		stats_shared->evictions = 0;
+		stats_shared->stats_reset = GetCurrentTimestamp();
+	}
+
+	memset(&info, 0, sizeof(info));
+	info.keysize = sizeof(StatsKey);
+	info.entrysize = sizeof(StatsEntry);
+	stats_hash = ShmemInitHash("bgw_prefetch stats hash",
+							   bgwp_max_relations, bgwp_max_relations,
+							   &info, HASH_ELEM | HASH_BLOBS);
+}
+
+const char *
+prefetch_command_name(PrefetchCommand cmd)
+{
+	return cmd == PREFETCH_CMD_VACUUM ? "vacuum" : "analyze";
+}
+
+static uint64
+next_usage_tick(void)
+{
+	uint64		tick;
+
+	SpinLockAcquire(&stats_shared->mutex);
+	tick = ++stats_shared->usage_clock;
+	SpinLockRelease(&stats_shared->mutex);
+	return tick;
+}
+
+/*
+ * Remove the least recently updated entry.  Caller holds the lock
+ * exclusively.
+ */
+static void
+evict_least_recently_used(void)
+{
+	HASH_SEQ_STATUS seq;
+	StatsEntry *entry;
+	StatsEntry *victim = NULL;
+
+	hash_seq_init(&seq, stats_hash);
+	while ((entry = hash_seq_search(&seq)) != NULL)
+	{
+		if (victim == NULL || entry->last_used < victim->last_used)
+			victim = entry;
+	}
+	if (victim == NULL)
+		return;
+	hash_search(stats_hash, &victim->key, HASH_REMOVE, NULL);
+	SpinLockAcquire(&stats_shared->mutex);
+	stats_shared->evictions++;
+	SpinLockRelease(&stats_shared->mutex);
+}
+
+/*
+ * Find the entry for key, creating it (and evicting if full) when absent.
+ * Returns with the lock held in shared mode.
+ */
+static StatsEntry *
+stats_entry_for(const StatsKey *key)
+{
+	StatsEntry *entry;
+	bool		found;
+
+	LWLockAcquire(stats_shared->lock, LW_SHARED);
+	entry = hash_search(stats_hash, key, HASH_FIND, NULL);
+	if (entry != NULL)
+		return entry;
+	LWLockRelease(stats_shared->lock);
+
+	LWLockAcquire(stats_shared->lock, LW_EXCLUSIVE);
+	/* someone may have created it meanwhile: HASH_ENTER accepts that */
+	entry = hash_search(stats_hash, key, HASH_FIND, NULL);
+	if (entry == NULL)
+	{
+		if (hash_get_num_entries(stats_hash) >= bgwp_max_relations)
+			evict_least_recently_used();
+		entry = hash_search(stats_hash, key, HASH_ENTER, &found);
+		if (!found)
+		{
+			SpinLockInit(&entry->mutex);
+			memset(&entry->counters, 0, sizeof(entry->counters));
+			entry->last_used = 0;
+		}
+	}
+	LWLockRelease(stats_shared->lock);
+
+	/*
+	 * Re-take in shared mode.  The entry cannot vanish in between except by
+	 * a reset or an eviction, which is harmless here: look it up again.
+	 */
+	LWLockAcquire(stats_shared->lock, LW_SHARED);
+	return hash_search(stats_hash, key, HASH_FIND, NULL);
+}
+
+/*
+ * Add one finished scan to its relation's totals.
+ */
+void
+stats_report_scan(const ScanReport *report)
+{
+	StatsKey	key;
+	StatsEntry *entry;
+	uint64		tick;
+
+	if (stats_shared == NULL)
+		return;
+
+	memset(&key, 0, sizeof(key));
+	key.dbid = report->dbid;
+	key.relid = report->relid;
+	key.command = (int32) report->command;
+
+	tick = next_usage_tick();
+	entry = stats_entry_for(&key);
+	if (entry != NULL)
+	{
+		StatsCounters *c = &entry->counters;
+
+		SpinLockAcquire(&entry->mutex);
+		c->scans++;
+		c->scan_blocks += report->scan_blocks;
+		c->scan_time_us += report->scan_time_us;
+		c->planned_blocks += report->planned_blocks;
+		c->prefetched_blocks += report->prefetched_blocks;
+		c->prefetched_bytes += report->prefetched_bytes;
+		c->prefetch_read_time_us += report->prefetch_read_time_us;
+		c->prefetch_wall_us += report->prefetch_wall_us;
+		c->late_blocks += report->late_blocks;
+		c->wasted_blocks += report->wasted_blocks;
+		c->last_scan = report->scan_end;
+		entry->last_used = tick;
+		SpinLockRelease(&entry->mutex);
+	}
+	LWLockRelease(stats_shared->lock);
+}
+
+/* MB/s from bytes and microseconds, NULL-worthy when no time was spent. */
+static double
+rate_mb_per_s(int64 bytes, int64 us)
+{
+	return (double) bytes / (1024.0 * 1024.0) / ((double) us / 1000000.0);
+}
+
+static void
+require_stats(void)
+{
+	bgwp_require_preload();
+	if (stats_shared == NULL || stats_hash == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("bgw_prefetch shared memory is not initialized")));
+}
+
+#define STATS_COLS 17
+
+/*
+ * SRF behind the pg_stat_prefetch view.
+ */
+Datum
+bgw_prefetch_stats(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	HASH_SEQ_STATUS seq;
+	StatsEntry *entry;
+	TimestampTz stats_reset;
+
+	require_stats();
+	InitMaterializedSRF(fcinfo, 0);
+
+	SpinLockAcquire(&stats_shared->mutex);
+	stats_reset = stats_shared->stats_reset;
+	SpinLockRelease(&stats_shared->mutex);
+
+	LWLockAcquire(stats_shared->lock, LW_SHARED);
+	hash_seq_init(&seq, stats_hash);
+	while ((entry = hash_seq_search(&seq)) != NULL)
+	{
+		Datum		values[STATS_COLS];
+		bool		nulls[STATS_COLS];
+		StatsCounters c;
+		int			i = 0;
+
+		SpinLockAcquire(&entry->mutex);
+		c = entry->counters;
+		SpinLockRelease(&entry->mutex);
+
+		memset(nulls, 0, sizeof(nulls));
+		values[i++] = ObjectIdGetDatum(entry->key.dbid);
+		values[i++] = ObjectIdGetDatum(entry->key.relid);
+		values[i++] = CStringGetTextDatum(prefetch_command_name(entry->key.command));
+		values[i++] = Int64GetDatum(c.scans);
+		values[i++] = Int64GetDatum(c.scan_blocks);
+		values[i++] = Float8GetDatum(c.scan_time_us / 1000.0);
+		if (c.scan_time_us > 0)
+			values[i++] = Float8GetDatum(rate_mb_per_s(c.scan_blocks * BLCKSZ, c.scan_time_us));
+		else
+			nulls[i++] = true;
+		values[i++] = Int64GetDatum(c.planned_blocks);
+		values[i++] = Int64GetDatum(c.prefetched_blocks);
+		values[i++] = Int64GetDatum(c.prefetched_bytes);
+		values[i++] = Float8GetDatum(c.prefetch_read_time_us / 1000.0);
+		if (c.prefetch_wall_us > 0)
+			values[i++] = Float8GetDatum(rate_mb_per_s(c.prefetched_bytes, c.prefetch_wall_us));
+		else
+			nulls[i++] = true;
+		values[i++] = Int64GetDatum(c.late_blocks);
+		values[i++] = Int64GetDatum(c.wasted_blocks);
+		if (c.last_scan != 0)
+			values[i++] = TimestampTzGetDatum(c.last_scan);
+		else
+			nulls[i++] = true;
+		values[i++] = TimestampTzGetDatum(stats_reset);
+		values[i++] = Float8GetDatum(c.prefetch_wall_us / 1000.0);
+		Assert(i == STATS_COLS);
+
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	LWLockRelease(stats_shared->lock);
+
+	return (Datum) 0;
+}
+
+/*
+ * pg_stat_prefetch_reset(): forget every entry, and the CLOG writer's counts.
+ */
+Datum
+bgw_prefetch_reset(PG_FUNCTION_ARGS)
+{
+	HASH_SEQ_STATUS seq;
+	StatsEntry *entry;
+	TimestampTz now = GetCurrentTimestamp();
+
+	require_stats();
+
+	LWLockAcquire(stats_shared->lock, LW_EXCLUSIVE);
+	hash_seq_init(&seq, stats_hash);
+	while ((entry = hash_seq_search(&seq)) != NULL)
+		hash_search(stats_hash, &entry->key, HASH_REMOVE, NULL);
+	SpinLockAcquire(&stats_shared->mutex);
+	stats_shared->evictions = 0;
+	stats_shared->stats_reset = now;
+	SpinLockRelease(&stats_shared->mutex);
+	LWLockRelease(stats_shared->lock);
+
+	clog_writer_reset_stats(now);
+
+	PG_RETURN_VOID();
+}
+
+/*
+ * bgw_prefetch_status(): one row on the extension's own state: shared hash
+ * use, the I/O method in force and why, the monitor.
+ */
+Datum
+bgw_prefetch_status(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	Datum		values[9];
+	bool		nulls[9];
+	MonitorStatus ms;
+	int64		entries;
+	int64		evictions;
+	TimestampTz stats_reset;
+
+	require_stats();
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+
+	LWLockAcquire(stats_shared->lock, LW_SHARED);
+	entries = hash_get_num_entries(stats_hash);
+	LWLockRelease(stats_shared->lock);
+	SpinLockAcquire(&stats_shared->mutex);
+	evictions = stats_shared->evictions;
+	stats_reset = stats_shared->stats_reset;
+	SpinLockRelease(&stats_shared->mutex);
+
+	monitor_get_status(&ms);
+
+	memset(nulls, 0, sizeof(nulls));
+	values[0] = Int64GetDatum(entries);
+	values[1] = Int32GetDatum(bgwp_max_relations);
+	values[2] = Int64GetDatum(evictions);
+	values[3] = TimestampTzGetDatum(stats_reset);
+	if (ms.pid != 0)
+		values[4] = Int32GetDatum(ms.pid);
+	else
+		nulls[4] = true;
+	values[5] = CStringGetTextDatum(ms.io_method);
+	if (ms.io_fallback_reason[0] != '\0')
+		values[6] = CStringGetTextDatum(ms.io_fallback_reason);
+	else
+		nulls[6] = true;
+	values[7] = Int32GetDatum(ms.active_targets);
+	values[8] = Int64GetDatum(ms.targets_served);
+
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}

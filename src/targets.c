@@ -1,0 +1,213 @@
+/*-------------------------------------------------------------------------
+ *
+ * targets.c
+ *	  Finding running VACUUM / ANALYZE scans through progress reporting.
+ *
+ * The monitor polls other backends' progress every few milliseconds while
+ * it serves a scan, so it reads the shared backend status array directly,
+ * one slot at a time, with the st_changecount protocol that
+ * pgstat_read_current_status() uses (see backend_status.h), instead of
+ * taking a full pgstat snapshot: a snapshot copies every slot and its
+ * activity string and takes SInvalWriteLock per backend, which is fine for
+ * a query of pg_stat_activity but not for a loop.  Only the few fields the
+ * prefetcher needs are copied.
+ *
+ * A target is a backend whose progress command is VACUUM in phase
+ * "scanning heap" (or paused in the index/heap vacuuming phases that
+ * interrupt the scan when dead-tuple memory fills), or ANALYZE in
+ * "acquiring sample rows" (for inheritance trees, the current child).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "commands/progress.h"
+#include "miscadmin.h"
+#include "storage/shmem.h"
+#include "utils/backend_status.h"
+
+#include "bgw_prefetch.h"
+#include "compat.h"
+#include "targets.h"
+
+static PgBackendStatus *status_array = NULL;
+static int	status_slots = 0;
+
+/*
+ * Attach to the backend status array by its shared memory name.
+ */
+void
+targets_attach(void)
+{
+	bool		found;
+	Size		size = mul_size(sizeof(PgBackendStatus),
+								BGWP_NUM_BACKEND_STATUS_SLOTS);
+
+	status_array = (PgBackendStatus *)
+		ShmemInitStruct(BGWP_BACKEND_STATUS_SHMEM_NAME, size, &found);
+	if (!found)
+		elog(ERROR, "backend status array not found in shared memory");
+	status_slots = BGWP_NUM_BACKEND_STATUS_SLOTS;
+}
+
+/*
+ * Copy the fields we need from one slot, consistently.  Returns false if the
+ * slot is unused.
+ */
+static bool
+read_slot(int slot, PgBackendStatus *copy)
+{
+	volatile PgBackendStatus *entry = &status_array[slot];
+
+	for (;;)
+	{
+		int			before;
+		int			after;
+
+		pgstat_begin_read_activity(entry, before);
+		copy->st_procpid = entry->st_procpid;
+		copy->st_backendType = entry->st_backendType;
+		copy->st_proc_start_timestamp = entry->st_proc_start_timestamp;
+		copy->st_databaseid = entry->st_databaseid;
+		copy->st_progress_command = entry->st_progress_command;
+		copy->st_progress_command_target = entry->st_progress_command_target;
+		memcpy(copy->st_progress_param, (const void *) entry->st_progress_param,
+			   sizeof(copy->st_progress_param));
+		pgstat_end_read_activity(entry, after);
+
+		if (pgstat_read_activity_complete(before, after))
+			break;
+		/* the writer was mid-update; try again, but stay interruptible */
+		CHECK_FOR_INTERRUPTS();
+	}
+	return copy->st_procpid > 0;
+}
+
+/*
+ * Turn a slot copy into an observation; false if it is not VACUUM or
+ * ANALYZE in a phase we care about.
+ */
+static bool
+classify(int slot, const PgBackendStatus *st, TargetObservation *obs)
+{
+	const int64 *param = st->st_progress_param;
+
+	memset(obs, 0, sizeof(*obs));
+	obs->slot = slot;
+	obs->pid = st->st_procpid;
+	obs->autovacuum = (st->st_backendType == B_AUTOVAC_WORKER);
+	obs->dbid = st->st_databaseid;
+	obs->relid = st->st_progress_command_target;
+	obs->proc_start = st->st_proc_start_timestamp;
+
+	if (st->st_progress_command == PROGRESS_COMMAND_VACUUM)
+	{
+		obs->command = PREFETCH_CMD_VACUUM;
+		obs->position = param[PROGRESS_VACUUM_HEAP_BLKS_SCANNED];
+		obs->total = param[PROGRESS_VACUUM_TOTAL_HEAP_BLKS];
+		switch (param[PROGRESS_VACUUM_PHASE])
+		{
+			case PROGRESS_VACUUM_PHASE_SCAN_HEAP:
+				obs->phase = SCAN_PHASE_SCANNING;
+				break;
+			case PROGRESS_VACUUM_PHASE_VACUUM_INDEX:
+			case PROGRESS_VACUUM_PHASE_VACUUM_HEAP:
+				obs->phase = SCAN_PHASE_PAUSED;
+				break;
+			default:
+				obs->phase = SCAN_PHASE_OTHER;
+				break;
+		}
+		return obs->phase != SCAN_PHASE_OTHER;
+	}
+	if (st->st_progress_command == PROGRESS_COMMAND_ANALYZE)
+	{
+		int64		phase = param[PROGRESS_ANALYZE_PHASE];
+
+		obs->command = PREFETCH_CMD_ANALYZE;
+		obs->position = param[PROGRESS_ANALYZE_BLOCKS_DONE];
+		obs->total = param[PROGRESS_ANALYZE_BLOCKS_TOTAL];
+		if (phase == PROGRESS_ANALYZE_PHASE_ACQUIRE_SAMPLE_ROWS_INH)
+			obs->relid = (Oid) param[PROGRESS_ANALYZE_CURRENT_CHILD_TABLE_RELID];
+		obs->phase = (phase == PROGRESS_ANALYZE_PHASE_ACQUIRE_SAMPLE_ROWS ||
+					  phase == PROGRESS_ANALYZE_PHASE_ACQUIRE_SAMPLE_ROWS_INH)
+			? SCAN_PHASE_SCANNING : SCAN_PHASE_OTHER;
+		/* the sample size is advertised once sampling starts */
+		return obs->phase == SCAN_PHASE_SCANNING && OidIsValid(obs->relid) &&
+			obs->total > 0;
+	}
+	return false;
+}
+
+/*
+ * Fill out[] with every backend currently running a watched scan that the
+ * configuration selects.  Returns the number found (at most max).
+ */
+int
+targets_discover(TargetObservation *out, int max)
+{
+	int			n = 0;
+
+	for (int slot = 0; slot < status_slots && n < max; slot++)
+	{
+		PgBackendStatus copy;
+		TargetObservation *obs = &out[n];
+
+		if (!read_slot(slot, &copy) || !classify(slot, &copy, obs))
+			continue;
+		if (bgwp_targets == PREFETCH_TARGETS_AUTOVACUUM && !obs->autovacuum)
+			continue;
+		if (obs->command == PREFETCH_CMD_VACUUM ? !bgwp_vacuum : !bgwp_analyze)
+			continue;
+		/* VACUUM advertises the relation size; ANALYZE's is checked later */
+		if (obs->command == PREFETCH_CMD_VACUUM &&
+			obs->total < bgwp_min_relation_size)
+			continue;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Re-read one known target.  Returns false when the slot no longer holds
+ * a watched command of the same process.
+ */
+bool
+targets_observe(int slot, int pid, TargetObservation *out)
+{
+	PgBackendStatus copy;
+
+	if (!read_slot(slot, &copy) || copy.st_procpid != pid)
+		return false;
+	return classify(slot, &copy, out);
+}
+
+/*
+ * Copy the current query text of a backend (for VACUUM's options), clipped
+ * to buflen - 1 bytes.  Returns false if the slot changed hands.
+ */
+bool
+targets_read_activity(int slot, int pid, char *buf, int buflen)
+{
+	volatile PgBackendStatus *entry = &status_array[slot];
+	int			len = Min(buflen - 1, pgstat_track_activity_query_size - 1);
+	int			ownerpid;
+
+	for (;;)
+	{
+		int			before;
+		int			after;
+
+		pgstat_begin_read_activity(entry, before);
+		ownerpid = entry->st_procpid;
+		memcpy(buf, (const char *) entry->st_activity_raw, len);
+		pgstat_end_read_activity(entry, after);
+
+		if (pgstat_read_activity_complete(before, after))
+			break;
+		CHECK_FOR_INTERRUPTS();
+	}
+	buf[len] = '\0';
+	buf[strnlen(buf, len)] = '\0';
+	return ownerpid == pid;
+}

@@ -1,0 +1,41 @@
+/*-------------------------------------------------------------------------
+ *
+ * targets.h
+ *	  Finding running VACUUM / ANALYZE scans through progress reporting.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BGWP_TARGETS_H
+#define BGWP_TARGETS_H
+
+#include "bgw_prefetch.h"
+
+/* Where a watched command is, as far as prefetching is concerned. */
+typedef enum ScanPhase
+{
+	SCAN_PHASE_SCANNING,		/* VACUUM scanning heap / ANALYZE sampling */
+	SCAN_PHASE_PAUSED,			/* VACUUM index/heap vacuuming mid-scan */
+	SCAN_PHASE_OTHER			/* anything else: the scan is over */
+} ScanPhase;
+
+/* One backend's progress, copied consistently out of shared memory. */
+typedef struct TargetObservation
+{
+	int			slot;			/* index in the backend status array */
+	int			pid;
+	bool		autovacuum;
+	Oid			dbid;
+	Oid			relid;			/* for inherited ANALYZE: the current child */
+	PrefetchCommand command;
+	ScanPhase	phase;
+	int64		position;		/* VACUUM: block being read; ANALYZE: blocks done */
+	int64		total;			/* VACUUM: rel_pages; ANALYZE: sample blocks */
+	TimestampTz proc_start;		/* tells a reused slot from the same backend */
+} TargetObservation;
+
+extern void targets_attach(void);
+extern int	targets_discover(TargetObservation *out, int max);
+extern bool targets_observe(int slot, int pid, TargetObservation *out);
+extern bool targets_read_activity(int slot, int pid, char *buf, int buflen);
+
+#endif							/* BGWP_TARGETS_H */
