@@ -116,6 +116,7 @@ extern void monitor_shmem_startup(void);
 extern void monitor_register(void);
 extern void monitor_get_status(MonitorStatus *status);
 extern void monitor_wakeup(void);
+extern void monitor_announce_scan(void);
 extern PGDLLEXPORT void bgwp_monitor_main(Datum main_arg);
 
 /* ---------- clog_writer.c ---------- */

@@ -38,7 +38,7 @@ bool		bgwp_analyze = true;
 bool		bgwp_clog_writer = true;
 int			bgwp_targets = PREFETCH_TARGETS_ALL;
 int			bgwp_min_relation_size = 1024;
-int			bgwp_naptime = 1000;
+int			bgwp_naptime = 200;
 int			bgwp_max_relations = 1000;
 int			bgwp_log_min_duration = 600000;
 int			bgwp_io_method = IO_METHOD_IO_URING;
@@ -267,7 +267,7 @@ bgwp_define_gucs(void)
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("bgw_prefetch.naptime",
 							"Time the monitor sleeps between looks for new VACUUM/ANALYZE runs while none is active.",
-							NULL, &bgwp_naptime, 1000, 10, 3600 * 1000,
+							NULL, &bgwp_naptime, 200, 10, 3600 * 1000,
 							PGC_SIGHUP, GUC_UNIT_MS,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("bgw_prefetch.max_relations",

@@ -20,8 +20,10 @@
 
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "nodes/parsenodes.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
+#include "tcop/utility.h"
 
 #include "bgw_prefetch.h"
 #include "resolver.h"
@@ -32,12 +34,17 @@ void		_PG_init(void);
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+static ProcessUtility_hook_type prev_process_utility_hook = NULL;
 
 /* Set in the postmaster when preloaded; inherited by every child. */
 static bool loaded_at_startup = false;
 
 static void bgwp_shmem_request(void);
 static void bgwp_shmem_startup(void);
+static void bgwp_process_utility(PlannedStmt *pstmt, const char *queryString,
+								 bool readOnlyTree, ProcessUtilityContext context,
+								 ParamListInfo params, QueryEnvironment *queryEnv,
+								 DestReceiver *dest, QueryCompletion *qc);
 
 /*
  * Module load callback.
@@ -60,6 +67,8 @@ _PG_init(void)
 	shmem_request_hook = bgwp_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = bgwp_shmem_startup;
+	prev_process_utility_hook = ProcessUtility_hook;
+	ProcessUtility_hook = bgwp_process_utility;
 
 	monitor_register();
 	clog_writer_register();
@@ -98,6 +107,28 @@ bgwp_shmem_startup(void)
 	resolver_shmem_startup();
 	clog_writer_shmem_startup();
 	LWLockRelease(AddinShmemInitLock);
+}
+
+/*
+ * A manual VACUUM or ANALYZE is starting: tell the monitor, so that it looks
+ * for it at once instead of after up to bgw_prefetch.naptime.  (Autovacuum
+ * runs no utility statement; the monitor finds it by polling.)
+ */
+static void
+bgwp_process_utility(PlannedStmt *pstmt, const char *queryString,
+					 bool readOnlyTree, ProcessUtilityContext context,
+					 ParamListInfo params, QueryEnvironment *queryEnv,
+					 DestReceiver *dest, QueryCompletion *qc)
+{
+	if (IsA(pstmt->utilityStmt, VacuumStmt))
+		monitor_announce_scan();
+
+	if (prev_process_utility_hook)
+		prev_process_utility_hook(pstmt, queryString, readOnlyTree, context,
+								  params, queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
 }
 
 bool

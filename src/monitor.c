@@ -55,6 +55,8 @@ PG_FUNCTION_INFO_V1(bgw_prefetch_activity);
 
 /* Poll interval while targets are active, in ms. */
 #define ACTIVE_POLL_MS 10
+/* After a scan is announced, poll at ACTIVE_POLL_MS for this long, in ms. */
+#define ANNOUNCED_POLL_WINDOW_MS 2000
 /* Pause after an error before the loop goes on, in ms. */
 #define ERROR_PAUSE_MS 1000
 
@@ -63,6 +65,7 @@ typedef struct MonitorShared
 	LWLock	   *lock;			/* protects everything below */
 	pid_t		pid;
 	Latch	   *latch;
+	TimestampTz scan_announced; /* a manual VACUUM/ANALYZE said it starts */
 	char		io_method[16];
 	char		io_fallback_reason[256];
 	int64		targets_served;
@@ -126,6 +129,35 @@ monitor_wakeup(void)
 	LWLockRelease(monitor_shared->lock);
 	if (latch)
 		SetLatch(latch);
+}
+
+/*
+ * Called by a backend about to run VACUUM or ANALYZE: the monitor polls
+ * closely for a while, since progress reporting starts only once the
+ * command has opened its first relation.
+ */
+void
+monitor_announce_scan(void)
+{
+	if (monitor_shared == NULL)
+		return;
+	LWLockAcquire(monitor_shared->lock, LW_EXCLUSIVE);
+	monitor_shared->scan_announced = GetCurrentTimestamp();
+	LWLockRelease(monitor_shared->lock);
+	monitor_wakeup();
+}
+
+/* Was a scan announced recently enough to poll closely? */
+static bool
+scan_recently_announced(void)
+{
+	TimestampTz announced;
+
+	LWLockAcquire(monitor_shared->lock, LW_SHARED);
+	announced = monitor_shared->scan_announced;
+	LWLockRelease(monitor_shared->lock);
+	return !TimestampDifferenceExceeds(announced, GetCurrentTimestamp(),
+									   ANNOUNCED_POLL_WINDOW_MS);
 }
 
 void
@@ -290,7 +322,8 @@ bgwp_monitor_main(Datum main_arg)
 		if (active > 0 && event_fd >= 0)
 			events |= WL_SOCKET_READABLE;
 		(void) WaitLatchOrSocket(MyLatch, events, event_fd,
-								 active > 0 ? ACTIVE_POLL_MS : bgwp_naptime,
+								 active > 0 || scan_recently_announced() ?
+								 ACTIVE_POLL_MS : bgwp_naptime,
 								 PG_WAIT_EXTENSION);
 	}
 

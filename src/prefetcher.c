@@ -372,8 +372,11 @@ next_planned_block(PrefetchTarget *t, BlockNumber consumer)
 		t->planbuf_pos = 0;
 		if (t->obs.command == PREFETCH_CMD_VACUUM)
 		{
-			if (t->vplan.next_block <= consumer)
-				vacuum_plan_skip_to(&t->vplan, vm_reader_bits, &t->vm, consumer + 1);
+			/*
+			 * The plan always starts at block 0, even when the consumer is
+			 * ahead, so that planned_blocks is the number of blocks the whole
+			 * VACUUM reads; blocks it has passed are dropped above.
+			 */
 			t->planbuf_len = vacuum_plan_next(&t->vplan, vm_reader_bits, &t->vm,
 											  t->planbuf, BGWP_PLAN_CHUNK);
 			if (t->planbuf_len == 0)
@@ -711,11 +714,9 @@ prefetcher_step(void)
 
 		if (!t->in_use)
 			continue;
-		if (t->state != TARGET_DRAINING && !follow_consumer(t, now))
-			end_target(t);
-		if (t->state == TARGET_DRAINING)
+		if (t->state == TARGET_DRAINING || !follow_consumer(t, now))
 		{
-			end_target(t);
+			end_target(t);		/* may release the target */
 			continue;
 		}
 

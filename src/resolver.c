@@ -145,6 +145,8 @@ resolver_start(Oid dbid, Oid relid, PrefetchCommand command, bool autovacuum,
 	int			request = -1;
 	uint32		generation = next_generation++;
 	ResolveRequest *req;
+	MemoryContext oldcontext;
+	bool		registered;
 
 	LWLockAcquire(resolver_shared->lock, LW_EXCLUSIVE);
 	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
@@ -186,7 +188,11 @@ resolver_start(Oid dbid, Oid relid, PrefetchCommand command, bool autovacuum,
 	memcpy(worker.bgw_extra, &generation, sizeof(generation));
 	worker.bgw_notify_pid = MyProcPid;
 
-	if (!RegisterDynamicBackgroundWorker(&worker, &worker_handles[request]))
+	/* the handle outlives the monitor's per-iteration memory context */
+	oldcontext = MemoryContextSwitchTo(TopMemoryContext);
+	registered = RegisterDynamicBackgroundWorker(&worker, &worker_handles[request]);
+	MemoryContextSwitchTo(oldcontext);
+	if (!registered)
 	{
 		TimestampTz now = GetCurrentTimestamp();
 
