@@ -94,6 +94,7 @@ typedef struct PrefetchTarget
 
 	/* consumer figures */
 	int64		first_position;
+	int64		join_block;		/* consumer's position when planning began */
 	int64		last_position;	/* VACUUM: block; ANALYZE: estimated block */
 	int64		scan_time_us;
 	TimestampTz last_step;
@@ -372,11 +373,6 @@ next_planned_block(PrefetchTarget *t, BlockNumber consumer)
 		t->planbuf_pos = 0;
 		if (t->obs.command == PREFETCH_CMD_VACUUM)
 		{
-			/*
-			 * The plan always starts at block 0, even when the consumer is
-			 * ahead, so that planned_blocks is the number of blocks the whole
-			 * VACUUM reads; blocks it has passed are dropped above.
-			 */
 			t->planbuf_len = vacuum_plan_next(&t->vplan, vm_reader_bits, &t->vm,
 											  t->planbuf, BGWP_PLAN_CHUNK);
 			if (t->planbuf_len == 0)
@@ -573,11 +569,26 @@ activate_target(PrefetchTarget *t)
 		t->nblocks = (BlockNumber) t->obs.total;
 		vm_reader_init(&t->vm, t->relfile);
 		t->vm_open = true;
-		vacuum_plan_init(&t->vplan, t->nblocks, t->rel.skip_mode);
+
+		/*
+		 * Join the VACUUM where it is: the block it reads now is part of its
+		 * plan, and the plan goes on from the next one.
+		 */
+		t->join_block = t->obs.position;
+		if (t->join_block > 0)
+		{
+			vacuum_plan_init_at(&t->vplan, t->nblocks, t->rel.skip_mode,
+								(uint32) t->join_block + 1);
+			t->report.planned_blocks = 1;
+		}
+		else
+			vacuum_plan_init(&t->vplan, t->nblocks, t->rel.skip_mode);
 	}
 	else
 	{
 		t->nblocks = relation_nblocks(t);
+		t->join_block = analyze_position_lower_bound(t->obs.position, t->obs.total,
+													 t->nblocks);
 		if (t->nblocks < (BlockNumber) bgwp_min_relation_size)
 		{
 			t->state = TARGET_WATCHED;
@@ -611,7 +622,7 @@ log_scan(const PrefetchTarget *t)
 		return;
 	ereport(LOG,
 			(errmsg("bgw_prefetch: %s%s of \"%s\" (database %u, relation %u, pid %d) %s: "
-					"scan advanced %lld blocks in %.3f s (%.1f MB/s); planned %lld, prefetched %lld blocks (%.1f MB, %.3f s of read time), late %lld, wasted %lld",
+					"scan advanced %lld blocks in %.3f s (%.1f MB/s); joined at block %lld, planned %lld, prefetched %lld blocks (%.1f MB, %.3f s of read time), late %lld, wasted %lld",
 					t->autovacuum ? "automatic " : "",
 					prefetch_command_name(r->command),
 					t->rel.relname[0] ? t->rel.relname : "?",
@@ -619,6 +630,7 @@ log_scan(const PrefetchTarget *t)
 					t->why_not[0] ? t->why_not : (t->abandoned ? "abandoned" : "done"),
 					(long long) r->scan_blocks, secs,
 					secs > 0 ? r->scan_blocks * (double) BLCKSZ / (1024 * 1024) / secs : 0.0,
+					(long long) t->join_block,
 					(long long) r->planned_blocks,
 					(long long) r->prefetched_blocks,
 					r->prefetched_bytes / (1024.0 * 1024.0),
@@ -637,6 +649,20 @@ end_target(PrefetchTarget *t)
 {
 	if (t->state != TARGET_DRAINING)
 	{
+		/*
+		 * A VACUUM that finished read its whole plan: count the part not
+		 * yet fetched from the planner, so that planned_blocks is what the
+		 * VACUUM read (VACUUM VERBOSE's "scanned").
+		 */
+		if (t->state == TARGET_ACTIVE && t->obs.command == PREFETCH_CMD_VACUUM &&
+			!t->abandoned)
+		{
+			int			n;
+
+			while ((n = vacuum_plan_next(&t->vplan, vm_reader_bits, &t->vm,
+										 t->planbuf, BGWP_PLAN_CHUNK)) > 0)
+				t->report.planned_blocks += n;
+		}
 		t->state = TARGET_DRAINING;
 		if (t->abandoned)
 		{

@@ -57,6 +57,13 @@ extern void vacuum_plan_init(VacuumPlanState *state, uint32_t rel_pages,
 							 VacuumSkipMode mode);
 
 /*
+ * Start the plan at first_block, as a VACUUM that has just read block
+ * first_block - 1 sees it (see vacuum_plan.c).
+ */
+extern void vacuum_plan_init_at(VacuumPlanState *state, uint32_t rel_pages,
+								VacuumSkipMode mode, uint32_t first_block);
+
+/*
  * Emit up to max_out blocks, ascending, into out[].  Returns the number
  * emitted; 0 means the plan is exhausted.  Successive calls continue where
  * the previous one stopped.

@@ -1,0 +1,167 @@
+# VACUUM prefetch fidelity: the prefetcher plans exactly the heap blocks
+# VACUUM reads after visibility-map skipping, and reads them before VACUUM
+# gets there.
+#
+# For each VACUUM flavour (plain, FREEZE = aggressive, DISABLE_PAGE_SKIPPING)
+# and each I/O method, the table gets a known visibility-map pattern: an
+# all-frozen head, then runs of 31, 32 and 33 all-visible blocks, some
+# all-visible-but-not-frozen blocks (which only an aggressive VACUUM reads)
+# and scattered not-all-visible blocks.  The test computes the blocks VACUUM
+# must read from pg_visibility_map() with its own copy of the skip rule,
+# checks that against VACUUM VERBOSE's "scanned" count, and then checks the
+# prefetcher's plan and its reads from the point where it joined the scan
+# (the LOG line at the end of each watched scan says where that was).
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('vacuum_prefetch');
+$node->init;
+$node->append_conf(
+	'postgresql.conf', qq{
+shared_preload_libraries = 'bgw_prefetch'
+autovacuum = off
+bgw_prefetch.min_relation_size = 0
+bgw_prefetch.log_min_duration = 0
+bgw_prefetch.naptime = 20ms
+vacuum_cost_delay = 4ms
+vacuum_cost_limit = 20
+});
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION bgw_prefetch');
+$node->safe_psql('postgres', 'CREATE EXTENSION pg_visibility');
+
+# About 8 rows a page: 3,000 pages.
+$node->safe_psql(
+	'postgres', q{
+CREATE TABLE fid (id int, pad text) WITH (fillfactor = 100, autovacuum_enabled = off);
+INSERT INTO fid SELECT g, repeat('x', 900) FROM generate_series(1, 24000) g;
+});
+my $nblocks = $node->safe_psql('postgres',
+	"SELECT pg_relation_size('fid') / 8192");
+cmp_ok($nblocks, '>=', 2500, "table has $nblocks blocks");
+
+# Touch one row on each of the given pages, clearing their VM bits.
+sub dirty_pages
+{
+	my @pages = @_;
+	return unless @pages;
+	my $tids = join(',', map { "'($_,1)'" } @pages);
+	$node->safe_psql('postgres',
+		"UPDATE fid SET id = id WHERE ctid = ANY (ARRAY[$tids]::tid[])");
+}
+
+# Known pattern: head of 400 all-frozen blocks, then every 100 blocks a
+# group: a dirty page, gaps of 31, 32, 33 clean blocks between dirty pages.
+sub set_pattern
+{
+	$node->safe_psql('postgres', 'VACUUM (FREEZE) fid');
+
+	# all-visible but not frozen: dirty, then plain VACUUM
+	my @visible_not_frozen;
+	for (my $b = 430; $b < $nblocks - 1; $b += 211) { push @visible_not_frozen, $b; }
+	dirty_pages(@visible_not_frozen);
+	$node->safe_psql('postgres', 'VACUUM fid');
+
+	my @dirty;
+	for (my $b = 400; $b < $nblocks - 40; $b += 100)
+	{
+		push @dirty, $b, $b + 32, $b + 65, $b + 99;    # gaps 31, 32, 33
+	}
+	push @dirty, map { 400 + int(rand($nblocks - 401)) } 1 .. 40;
+	dirty_pages(@dirty);
+	$node->safe_psql('postgres', 'CHECKPOINT');
+}
+
+# The skip rule of lazy_scan_skip() in PostgreSQL 15, over a VM snapshot.
+sub reference_plan
+{
+	my ($mode, $vm) = @_;    # $vm: array of [all_visible, all_frozen]
+	my $n = scalar @$vm;
+	my @plan;
+	return @plan if $n == 0;
+	my $blk = 0;
+	while ($blk < $n)
+	{
+		# find the run of skippable blocks starting at $blk
+		my $end = $blk;
+		while ($end < $n - 1 && $mode ne 'disable')
+		{
+			my ($av, $af) = @{ $vm->[$end] };
+			last unless $av eq 't';
+			last if $mode eq 'aggressive' && $af ne 't';
+			$end++;
+		}
+		if ($end - $blk >= 32)
+		{
+			$blk = $end;    # skipped
+		}
+		else
+		{
+			push @plan, $blk .. $end - 1;
+			$blk = $end;
+		}
+		push @plan, $blk if $blk < $n;    # the unskippable block
+		$blk++;
+	}
+	return @plan;
+}
+
+my %mode_of = (
+	'VERBOSE' => 'normal',
+	'FREEZE, VERBOSE' => 'aggressive',
+	'DISABLE_PAGE_SKIPPING, VERBOSE' => 'disable');
+
+foreach my $io_method ('io_uring', 'fadvise')
+{
+	$node->safe_psql('postgres',
+		"ALTER SYSTEM SET bgw_prefetch.io_method = '$io_method'");
+	$node->reload;
+
+	foreach my $options (sort keys %mode_of)
+	{
+		my $mode = $mode_of{$options};
+		my $label = "$io_method, VACUUM ($options)";
+
+		srand(42);
+		set_pattern();
+		my @vm = map { [ split /\|/ ] } split /\n/,
+		  $node->safe_psql('postgres',
+			'SELECT all_visible, all_frozen FROM pg_visibility_map(\'fid\') ORDER BY blkno');
+		my @plan = reference_plan($mode, \@vm);
+
+		$node->safe_psql('postgres', 'SELECT pg_stat_prefetch_reset()');
+		my $offset = -s $node->logfile;
+		my ($stdout, $stderr);
+		$node->psql('postgres', "VACUUM ($options) fid",
+			stdout => \$stdout, stderr => \$stderr, on_error_die => 1);
+		my ($scanned) = $stderr =~ /pages: \d+ removed, \d+ remain, (\d+) scanned/;
+		is($scanned, scalar @plan, "$label: reference rule predicts VACUUM's scanned pages ($scanned)");
+
+		ok( $node->wait_for_log(
+				qr/bgw_prefetch: vacuum of "public.fid".*joined at block \d+/, $offset),
+			"$label: scan logged");
+		my $log = slurp_file($node->logfile, $offset);
+		my ($join, $planned, $prefetched, $late) = $log =~
+		  /bgw_prefetch: vacuum of "public.fid".*joined at block (\d+).*planned (\d+), prefetched (\d+) blocks.*late (\d+)/;
+		my $expected = grep { $_ >= $join } @plan;
+		is($planned, $expected,
+			"$label: planned blocks from block $join equal VACUUM's reads from there");
+		cmp_ok($join, '<', $nblocks / 4, "$label: prefetcher joined early (block $join)");
+		cmp_ok(($prefetched - $late), '>=', 0.95 * $planned,
+			"$label: >= 95% of planned blocks read before VACUUM reached them ($prefetched prefetched, $late late, $planned planned)");
+
+		my $row = $node->safe_psql('postgres',
+			"SELECT scans, planned_blocks, prefetched_blocks > 0, wasted_blocks FROM pg_stat_prefetch WHERE relname = 'fid' AND command = 'vacuum'");
+		is($row, "1|$planned|t|0", "$label: pg_stat_prefetch agrees with the log");
+	}
+}
+
+my $method = $node->safe_psql('postgres', 'SELECT io_method FROM bgw_prefetch_status()');
+is($method, 'fadvise', 'io_method switched at reload');
+
+$node->stop;
+done_testing();
