@@ -93,7 +93,7 @@ typedef struct PrefetchTarget
 	bool		autovacuum;
 
 	/* consumer figures */
-	int64		first_position;
+	int64		first_progress; /* progress's block counter when first seen */
 	int64		join_block;		/* consumer's position when planning began */
 	int64		last_position;	/* VACUUM: block; ANALYZE: estimated block */
 	int64		scan_time_us;
@@ -130,6 +130,26 @@ typedef struct PrefetchTarget
 	/* results */
 	ScanReport report;
 } PrefetchTarget;
+
+/*
+ * What reads cost in each tablespace, for the ANALYZE decision: seeded with
+ * the measured defaults, then learned from finished scans -- VACUUM's
+ * scattered reads teach the random cost, ANALYZE's streams the sequential
+ * one.  An observation much cheaper than the defaults came from the page
+ * cache and says nothing about the storage: it is ignored.
+ */
+typedef struct TablespaceCost
+{
+	Oid			spcnode;
+	AnalyzeCostModel model;
+} TablespaceCost;
+
+#define BGWP_COST_TABLESPACES 32
+/* An observation below this fraction of the default cost is a cache hit. */
+#define BGWP_CACHED_COST_FRACTION 0.2
+
+static TablespaceCost tablespace_costs[BGWP_COST_TABLESPACES];
+static int	ntablespace_costs = 0;
 
 static PrefetchTarget targets[BGWP_MAX_TARGETS];
 static IoEngine *engine = NULL;
@@ -256,7 +276,7 @@ prefetcher_track(const TargetObservation *obs)
 	t->in_use = true;
 	t->obs = *obs;
 	t->autovacuum = obs->autovacuum;
-	t->first_position = t->last_position = obs->position;
+	t->first_progress = t->last_position = obs->position;
 	t->last_step = GetCurrentTimestamp();
 	t->report.dbid = obs->dbid;
 	t->report.relid = obs->relid;
@@ -393,9 +413,52 @@ next_planned_block(PrefetchTarget *t, BlockNumber consumer)
 			if (t->planbuf_len == 0)
 				return InvalidBlockNumber;	/* nothing worth reading now */
 			t->analyze_frontier = t->planbuf[t->planbuf_len - 1] + 1;
-			t->report.planned_blocks += t->planbuf_len;
 		}
 	}
+}
+
+/* ---------------- cost model ---------------- */
+
+static AnalyzeCostModel *
+tablespace_cost(Oid spcnode)
+{
+	TablespaceCost *tc;
+
+	for (int i = 0; i < ntablespace_costs; i++)
+		if (tablespace_costs[i].spcnode == spcnode)
+			return &tablespace_costs[i].model;
+	/* a new tablespace; when full, recycle the oldest entry */
+	tc = &tablespace_costs[ntablespace_costs < BGWP_COST_TABLESPACES ?
+						   ntablespace_costs++ : 0];
+	tc->spcnode = spcnode;
+	analyze_cost_model_defaults(&tc->model);
+	return &tc->model;
+}
+
+/*
+ * Teach the tablespace's cost model what a finished scan's reads cost.
+ */
+static void
+learn_read_cost(const PrefetchTarget *t)
+{
+	AnalyzeCostModel defaults;
+	AnalyzeReadKind kind;
+	double		per_block;
+
+	if (t->report.prefetched_blocks <= 0 || t->report.prefetch_wall_us <= 0 ||
+		io_engine_method(engine) != IO_METHOD_IO_URING)
+		return;					/* fadvise measures no read */
+	analyze_cost_model_defaults(&defaults);
+	kind = t->obs.command == PREFETCH_CMD_ANALYZE ?
+		ANALYZE_READ_SEQUENTIAL : ANALYZE_READ_RANDOM;
+	per_block = (double) t->report.prefetch_wall_us / t->report.prefetched_blocks;
+	if (per_block < BGWP_CACHED_COST_FRACTION *
+		(kind == ANALYZE_READ_SEQUENTIAL ?
+		 defaults.seq_us_per_block : defaults.random_us_per_block))
+		return;
+	analyze_cost_model_observe(tablespace_cost(t->relfile.spcNode), kind,
+							   (double) t->report.prefetch_wall_us,
+							   t->report.prefetched_blocks);
 }
 
 /* ---------------- reads ---------------- */
@@ -472,6 +535,9 @@ submit_reads(PrefetchTarget *t)
 		t->ranges[slot].completed = false;
 		t->ring_count++;
 		t->blocks_ahead += n;
+		/* a streamed window is planned as it is read (VACUUM: as planned) */
+		if (t->obs.command == PREFETCH_CMD_ANALYZE)
+			t->report.planned_blocks += n;
 		t->prefetch_block = start + n;
 		if (t->inflight++ == 0)
 			t->inflight_since = GetCurrentTimestamp();
@@ -595,7 +661,7 @@ activate_target(PrefetchTarget *t)
 			strlcpy(t->why_not, "smaller than bgw_prefetch.min_relation_size", sizeof(t->why_not));
 			return;
 		}
-		analyze_cost_model_defaults(&t->cost);
+		t->cost = *tablespace_cost(t->relfile.spcNode);
 		if (!analyze_should_stream(t->obs.total, t->nblocks, &t->cost))
 		{
 			t->state = TARGET_WATCHED;
@@ -678,10 +744,12 @@ end_target(PrefetchTarget *t)
 	if (t->inflight > 0)
 		return;
 
-	t->report.scan_blocks = Max(t->last_position - t->first_position, 0);
+	t->report.scan_blocks = Max(t->obs.position - t->first_progress, 0);
 	t->report.scan_end = GetCurrentTimestamp();
 	if (t->report.scan_time_us > 0 || t->report.scan_blocks > 0)
 		stats_report_scan(&t->report);
+	if (!t->abandoned && engine != NULL)
+		learn_read_cost(t);
 	log_scan(t);
 
 	if (t->resolve_request >= 0)

@@ -1,0 +1,84 @@
+# ANALYZE prefetch: a dense sample is streamed ahead of the consumer with
+# little waste; a sparse one causes no prefetch reads at all.
+#
+# ANALYZE samples min(300 x statistics target, relpages) blocks; the tests
+# set the per-column statistics target to choose the density.  ANALYZE is
+# slowed with cost-based delay so that the monitor serves it for a while.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('analyze_prefetch');
+$node->init;
+$node->append_conf(
+	'postgresql.conf', qq{
+shared_preload_libraries = 'bgw_prefetch'
+autovacuum = off
+bgw_prefetch.min_relation_size = 0
+bgw_prefetch.log_min_duration = 0
+bgw_prefetch.naptime = 20ms
+vacuum_cost_delay = 2ms
+vacuum_cost_limit = 20
+});
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION bgw_prefetch');
+
+# About 8 rows a page: 6,000 pages.
+$node->safe_psql(
+	'postgres', q{
+CREATE TABLE samp (id int, pad text) WITH (fillfactor = 100, autovacuum_enabled = off);
+INSERT INTO samp SELECT g, repeat('x', 900) FROM generate_series(1, 48000) g;
+VACUUM samp;
+});
+my $nblocks = $node->safe_psql('postgres', "SELECT pg_relation_size('samp') / 8192");
+
+# Run ANALYZE with a given statistics target, return the LOG line's figures.
+sub analyze_with_target
+{
+	my ($target) = @_;
+	$node->safe_psql('postgres',
+		"ALTER TABLE samp ALTER id SET STATISTICS $target, ALTER pad SET STATISTICS $target");
+	$node->safe_psql('postgres', 'SELECT pg_stat_prefetch_reset()');
+	my $offset = -s $node->logfile;
+	$node->safe_psql('postgres', 'ANALYZE samp');
+	ok( $node->wait_for_log(qr/bgw_prefetch: analyze of "public.samp"/, $offset),
+		"statistics target $target: scan logged");
+	my $log = slurp_file($node->logfile, $offset);
+	my ($line) = $log =~ /(bgw_prefetch: analyze of "public.samp".*)/;
+	my %f;
+	($f{state}) = $line =~ /pid \d+\) ([^:]+):/;
+	@f{qw(planned prefetched late wasted)} =
+	  $line =~ /planned (\d+), prefetched (\d+) blocks.*late (\d+), wasted (\d+)/;
+	note "target $target: $line";
+	return \%f;
+}
+
+# Whole relation (30,000 >= 6,000 blocks): a plain sequential stream.
+my $whole = analyze_with_target(100);
+is($whole->{state}, 'done', 'whole-relation sample: streamed');
+cmp_ok($whole->{prefetched}, '>', $nblocks / 2, "whole-relation sample: most blocks prefetched ($whole->{prefetched})");
+cmp_ok($whole->{wasted}, '<=', 0.1 * $whole->{prefetched}, 'whole-relation sample: little waste');
+
+# 60 % of the blocks (3,600 of 6,000): dense, streamed.
+my $dense = analyze_with_target(12);
+is($dense->{state}, 'done', 'dense sample: streamed');
+cmp_ok($dense->{prefetched}, '>', 0, "dense sample: blocks prefetched ($dense->{prefetched})");
+cmp_ok($dense->{wasted}, '<=', 0.1 * $dense->{prefetched}, 'dense sample: wasted small relative to the window');
+
+my $row = $node->safe_psql('postgres',
+	"SELECT scans, scan_blocks > 0, prefetched_blocks > 0 FROM pg_stat_prefetch WHERE relname = 'samp' AND command = 'analyze'");
+is($row, '1|t|t', 'pg_stat_prefetch shows the analyze scan');
+
+# 5 % (300 of 6,000): sparse, no prefetch reads at all.
+my $sparse = analyze_with_target(1);
+is($sparse->{state}, 'sample too sparse to stream', 'sparse sample: deliberately not streamed');
+is($sparse->{prefetched}, 0, 'sparse sample: no prefetch reads');
+$row = $node->safe_psql('postgres',
+	"SELECT scans, prefetched_blocks FROM pg_stat_prefetch WHERE relname = 'samp' AND command = 'analyze'");
+is($row, '1|0', 'pg_stat_prefetch shows the sparse scan with no prefetch');
+
+$node->stop;
+done_testing();
