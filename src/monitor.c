@@ -278,7 +278,7 @@ bgwp_monitor_main(Datum main_arg)
 							 false, true);
 		ResourceOwnerRelease(CurrentResourceOwner, RESOURCE_RELEASE_AFTER_LOCKS,
 							 false, true);
-		prefetcher_stop();
+		prefetcher_stop(false);
 		MemoryContextSwitchTo(loop_context);
 		FlushErrorState();
 		MemoryContextReset(loop_context);
@@ -310,7 +310,7 @@ bgwp_monitor_main(Datum main_arg)
 		if (engine_method != bgwp_io_method)
 		{
 			/* io_method changed at reload: new engine, targets start over */
-			prefetcher_stop();
+			prefetcher_stop(true);
 			prefetcher_start();
 			engine_method = bgwp_io_method;
 		}
@@ -327,7 +327,7 @@ bgwp_monitor_main(Datum main_arg)
 								 PG_WAIT_EXTENSION);
 	}
 
-	prefetcher_stop();
+	prefetcher_stop(true);
 	proc_exit(0);
 }
 

@@ -157,6 +157,7 @@ static const char *fallback_reason = NULL;
 static MemoryContext prefetch_context = NULL;
 
 static void end_target(PrefetchTarget *t);
+static void release_target(PrefetchTarget *t);
 
 /*
  * Create the engine with the configured method.  The fallback reason, if
@@ -185,30 +186,34 @@ prefetcher_start(void)
 }
 
 /*
- * End every target (their reads are drained) and destroy the engine.  Safe
- * to call after an error, with targets in any state.
+ * End every target and destroy the engine (which waits for reads still in
+ * flight: they write into its scratch buffer).  With report, each target's
+ * scan is added to pg_stat_prefetch as abandoned; without, targets are just
+ * dropped -- that is the path taken after an ERROR, which must not risk
+ * another one.
  */
 void
-prefetcher_stop(void)
+prefetcher_stop(bool report)
 {
-	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
-	{
-		if (targets[i].in_use)
-		{
-			targets[i].abandoned = true;
-			end_target(&targets[i]);
-		}
-	}
 	if (engine != NULL)
-		io_engine_destroy(engine);	/* waits for reads still in flight */
+		io_engine_destroy(engine);
 	engine = NULL;
 	fallback_reason = NULL;
+
 	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
 	{
+		PrefetchTarget *t = &targets[i];
+
+		if (!t->in_use)
+			continue;
+		t->inflight = 0;		/* the engine is gone, and its reads */
 		for (int s = 0; s < BGWP_OPEN_SEGMENTS; s++)
-			if (targets[i].segments[s].fd >= 0 && targets[i].in_use)
-				close(targets[i].segments[s].fd);
-		memset(&targets[i], 0, sizeof(PrefetchTarget));
+			t->segments[s].inflight = 0;
+		t->abandoned = true;
+		if (report)
+			end_target(t);
+		else
+			release_target(t);
 	}
 	if (prefetch_context != NULL)
 		MemoryContextReset(prefetch_context);
@@ -252,6 +257,20 @@ same_scan(const TargetObservation *a, const TargetObservation *b)
 }
 
 /*
+ * Does the configuration (possibly just reloaded) ask for such a scan to be
+ * served?
+ */
+static bool
+wanted(PrefetchCommand command, bool autovacuum)
+{
+	if (!bgwp_enabled)
+		return false;
+	if (bgwp_targets == PREFETCH_TARGETS_AUTOVACUUM && !autovacuum)
+		return false;
+	return command == PREFETCH_CMD_VACUUM ? bgwp_vacuum : bgwp_analyze;
+}
+
+/*
  * Start serving a scan, unless it is already served.
  */
 void
@@ -259,6 +278,8 @@ prefetcher_track(const TargetObservation *obs)
 {
 	PrefetchTarget *t = NULL;
 
+	if (!wanted(obs->command, obs->autovacuum))
+		return;
 	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
 	{
 		if (targets[i].in_use && targets[i].state != TARGET_DRAINING &&
@@ -752,6 +773,15 @@ end_target(PrefetchTarget *t)
 		learn_read_cost(t);
 	log_scan(t);
 
+	release_target(t);
+}
+
+/*
+ * Give back everything a target holds.  Its reads must be finished.
+ */
+static void
+release_target(PrefetchTarget *t)
+{
 	if (t->resolve_request >= 0)
 		resolver_release(t->resolve_request);
 	for (int s = 0; s < BGWP_OPEN_SEGMENTS; s++)
@@ -808,7 +838,10 @@ prefetcher_step(void)
 
 		if (!t->in_use)
 			continue;
-		if (t->state == TARGET_DRAINING || !follow_consumer(t, now))
+		if (t->state != TARGET_DRAINING && !wanted(t->obs.command, t->autovacuum))
+			t->abandoned = true;	/* switched off at reload */
+		if (t->state == TARGET_DRAINING || t->abandoned ||
+			!follow_consumer(t, now))
 		{
 			end_target(t);		/* may release the target */
 			continue;

@@ -31,7 +31,7 @@ typedef struct ActivityRow
 } ActivityRow;
 
 extern void prefetcher_start(void);
-extern void prefetcher_stop(void);
+extern void prefetcher_stop(bool report);
 extern int	prefetcher_event_fd(void);
 extern const char *prefetcher_io_method(void);
 extern const char *prefetcher_fallback_reason(void);

@@ -140,8 +140,9 @@ classify(int slot, const PgBackendStatus *st, TargetObservation *obs)
 }
 
 /*
- * Fill out[] with every backend currently running a watched scan that the
- * configuration selects.  Returns the number found (at most max).
+ * Fill out[] with every backend currently running a watched scan of a
+ * relation of at least bgw_prefetch.min_relation_size (as far as known yet).
+ * Returns the number found (at most max).
  */
 int
 targets_discover(TargetObservation *out, int max)
@@ -154,10 +155,6 @@ targets_discover(TargetObservation *out, int max)
 		TargetObservation *obs = &out[n];
 
 		if (!read_slot(slot, &copy) || !classify(slot, &copy, obs))
-			continue;
-		if (bgwp_targets == PREFETCH_TARGETS_AUTOVACUUM && !obs->autovacuum)
-			continue;
-		if (obs->command == PREFETCH_CMD_VACUUM ? !bgwp_vacuum : !bgwp_analyze)
 			continue;
 		/* VACUUM advertises the relation size; ANALYZE's is checked later */
 		if (obs->command == PREFETCH_CMD_VACUUM &&

@@ -1,0 +1,758 @@
+/*-------------------------------------------------------------------------
+ *
+ * clog_writer.c
+ *	  Background writer for dirty CLOG (pg_xact) pages.
+ *
+ * When a backend needs a CLOG page that is not in the SLRU buffers, it
+ * evicts the least recently used slot; if that slot is dirty, the backend
+ * must first write it out (flushing WAL up to the page's group LSN) while
+ * everyone else that needs the slot waits.  Under a workload that looks up
+ * many old, unhinted transaction ids while new transactions keep filling
+ * the latest page, those synchronous writes land in commit and query
+ * latency.
+ *
+ * The CLOG writer is a static background worker that attaches to the CLOG
+ * SLRU's shared memory and, every bgw_prefetch.clog_writer_delay
+ * milliseconds, writes the dirty pages other than the latest one, oldest
+ * first, so that the page a backend evicts is normally already clean.  It
+ * writes with SimpleLruWritePage() under the CLOG control lock, exactly as
+ * a backend evicting the page would: the WAL-before-data rule, the fsync
+ * request forwarded to the checkpointer and the pg_stat_slru counters all
+ * stay core's.  It never writes during recovery (the startup process owns
+ * the CLOG then), so on a standby it waits and starts working after
+ * promotion.  When there is nothing to do and no transaction ids are being
+ * consumed it hibernates, like the bgwriter.
+ *
+ * The worker connects to no database: it needs only shared memory, but a
+ * connection-less worker has no entry in pg_stat_activity, so it asks for
+ * the same "shared catalogs only" connection the logical replication
+ * launcher uses, purely to be visible there.
+ *
+ * The CLOG SLRU's layout is not an API.  Everything version-specific is in
+ * compat.h, and the worker checks what it finds in shared memory against
+ * it; on any mismatch it logs one line, reports itself disabled and stays
+ * idle rather than touching memory it does not understand.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/clog.h"
+#include "access/slru.h"
+#include "access/transam.h"
+#include "access/xlog.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "portability/instr_time.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/fd.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "bgw_prefetch.h"
+#include "compat.h"
+
+/*
+ * Pacing.  A CLOG page other than the latest one gets dirty mostly right
+ * after the xid counter has crossed into a new page, when the transactions
+ * still running with xids on the old page commit; under a load of old-xid
+ * lookups a backend then evicts it within milliseconds of its last update.
+ * So besides polling every bgw_prefetch.clog_writer_delay ms, the writer
+ * predicts the crossing from the xid consumption rate it observed and
+ * closes in on it: it sleeps half the predicted time (plus
+ * CLOG_WRITER_SWITCH_MARGIN_MS) and predicts again, since the rate of a
+ * few hundred milliseconds is a noisy estimate.  After a round that wrote
+ * something it comes back within CLOG_WRITER_FOLLOWUP_MS, since late
+ * commits re-dirty the page it just wrote.
+ *
+ * Hibernation, as in bgwriter.c: after CLOG_WRITER_IDLE_ROUNDS consecutive
+ * rounds without anything to write and without any xid being assigned,
+ * sleep HIBERNATE_FACTOR times longer, but no longer than MAX_HIBERNATE_MS.
+ * Unlike the bgwriter, nobody wakes the writer when work arrives, and
+ * filling a CLOG page takes about a second at the highest xid rates seen
+ * on small machines (~25k xids/s): hibernating longer would miss the first
+ * page switches of every burst.
+ */
+#define CLOG_WRITER_SWITCH_MARGIN_MS	1
+#define CLOG_WRITER_FOLLOWUP_MS		10
+#define CLOG_WRITER_IDLE_ROUNDS		2
+#define HIBERNATE_FACTOR			50
+#define MAX_HIBERNATE_MS			1000
+
+/* What the writer is doing, as shown by bgw_prefetch_clog_stats().status */
+typedef enum ClogWriterState
+{
+	CLOG_WRITER_NOT_RUNNING,	/* no writer process attached */
+	CLOG_WRITER_WRITING,		/* enabled, polling at clog_writer_delay */
+	CLOG_WRITER_IDLE,			/* enabled, hibernating: nothing to do */
+	CLOG_WRITER_RECOVERY,		/* server in recovery: never writes */
+	CLOG_WRITER_OFF,			/* turned off by configuration */
+	CLOG_WRITER_DISABLED		/* CLOG shared memory not as expected */
+} ClogWriterState;
+
+#define CLOG_WRITER_REASON_LEN		128
+
+/*
+ * Shared state.  Only the writer updates the counters and its state; a
+ * reset from pg_stat_prefetch_reset() zeroes them.  Everything is read and
+ * written under the spinlock.
+ */
+typedef struct ClogWriterShared
+{
+	slock_t		mutex;
+	ClogWriterState state;
+	char		disabled_reason[CLOG_WRITER_REASON_LEN];
+	int64		pages_written;
+	double		write_time;		/* ms spent in SimpleLruWritePage */
+	int64		rounds;			/* rounds that looked for dirty pages */
+	TimestampTz last_write;		/* 0 = never */
+	TimestampTz stats_reset;
+} ClogWriterShared;
+
+static ClogWriterShared *cw_shared = NULL;
+
+/* Writer-local: our view of the CLOG SLRU, valid when cw_attached. */
+static SlruCtlData ClogCtlData;
+
+#define ClogCtl (&ClogCtlData)
+
+static bool cw_attached = false;
+
+/*
+ * Why the writer is disabled, or NULL.  Set before attaching, so that an
+ * ERROR thrown while attaching leaves the worker disabled, too.
+ */
+static const char *cw_disabled_reason = NULL;
+
+/* Per-slot page number written in the current round (-1: none). */
+static int *cw_written_page = NULL;
+
+/* Pacing state, reset whenever the writer stops being active. */
+static FullTransactionId cw_prev_next_xid;
+static TimestampTz cw_prev_round_time = 0;
+static int	cw_idle_rounds = 0;
+
+/* The slot being written, for cleanup after an ERROR (-1: none). */
+static int	cw_io_slot = -1;
+static int	cw_io_page = -1;
+
+static bool clog_page_precedes(int page1, int page2);
+static const char *clog_writer_attach(void);
+static bool clog_writer_work_pending(void);
+static int	clog_writer_select_victim(void);
+static int	clog_writer_round(void);
+static void clog_writer_abort_io(void);
+static long clog_writer_hibernate_ms(void);
+static void clog_writer_pace_reset(void);
+static long clog_writer_pace(int written, bool *hibernate);
+static void clog_writer_set_state(ClogWriterState state);
+static void clog_writer_on_exit(int code, Datum arg);
+
+PG_FUNCTION_INFO_V1(bgw_prefetch_clog_stats);
+
+/*
+ * Shared memory needed by the writer's statistics.
+ */
+Size
+clog_writer_shmem_size(void)
+{
+	return MAXALIGN(sizeof(ClogWriterShared));
+}
+
+/*
+ * Create or attach to the writer's shared state.  Called from the
+ * extension's shmem_startup_hook with AddinShmemInitLock held.
+ */
+void
+clog_writer_shmem_startup(void)
+{
+	bool		found;
+
+	cw_shared = ShmemInitStruct("bgw_prefetch clog writer",
+								sizeof(ClogWriterShared), &found);
+	if (!found)
+	{
+		memset(cw_shared, 0, sizeof(ClogWriterShared));
+		SpinLockInit(&cw_shared->mutex);
+		cw_shared->state = CLOG_WRITER_NOT_RUNNING;
+		cw_shared->stats_reset = GetCurrentTimestamp();
+	}
+}
+
+/*
+ * Register the static CLOG writer.  Called from _PG_init while the library
+ * is being preloaded.  The worker is registered even when
+ * bgw_prefetch.clog_writer is off, since that can be changed by a reload.
+ */
+void
+clog_writer_register(void)
+{
+	BackgroundWorker worker;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS |
+		BGWORKER_BACKEND_DATABASE_CONNECTION;
+	/* consistent state, so that it runs (idle) on a hot standby too */
+	worker.bgw_start_time = BgWorkerStart_ConsistentState;
+	worker.bgw_restart_time = 10;
+	strlcpy(worker.bgw_library_name, "bgw_prefetch", BGW_MAXLEN);
+	strlcpy(worker.bgw_function_name, "bgwp_clog_writer_main", BGW_MAXLEN);
+	strlcpy(worker.bgw_name, "bgw_prefetch clog writer", BGW_MAXLEN);
+	strlcpy(worker.bgw_type, "bgw_prefetch clog writer", BGW_MAXLEN);
+	worker.bgw_main_arg = (Datum) 0;
+	worker.bgw_notify_pid = 0;
+
+	RegisterBackgroundWorker(&worker);
+}
+
+/*
+ * Zero the writer's counters; called by pg_stat_prefetch_reset().
+ */
+void
+clog_writer_reset_stats(TimestampTz now)
+{
+	if (cw_shared == NULL)
+		return;
+
+	SpinLockAcquire(&cw_shared->mutex);
+	cw_shared->pages_written = 0;
+	cw_shared->write_time = 0;
+	cw_shared->rounds = 0;
+	cw_shared->last_write = 0;
+	cw_shared->stats_reset = now;
+	SpinLockRelease(&cw_shared->mutex);
+}
+
+/*
+ * Same ordering as clog.c's static CLOGPagePrecedes(): page1 is older than
+ * page2 if every xid on it precedes every xid on page2, in modulo-2^32 xid
+ * arithmetic.  Used as the SLRU's PagePrecedes callback and to break ties
+ * between equally old slots, as SlruSelectLRUPage() does.
+ */
+static bool
+clog_page_precedes(int page1, int page2)
+{
+	TransactionId xid1;
+	TransactionId xid2;
+
+	xid1 = ((TransactionId) page1) * BGWP_CLOG_XACTS_PER_PAGE;
+	xid1 += FirstNormalTransactionId + 1;
+	xid2 = ((TransactionId) page2) * BGWP_CLOG_XACTS_PER_PAGE;
+	xid2 += FirstNormalTransactionId + 1;
+
+	return (TransactionIdPrecedes(xid1, xid2) &&
+			TransactionIdPrecedes(xid1, xid2 + BGWP_CLOG_XACTS_PER_PAGE - 1));
+}
+
+/*
+ * Attach to the CLOG SLRU the way CLOGShmemInit() does in every backend,
+ * and check that what we find is laid out as this server version's clog.c
+ * and slru.c lay it out.  Returns NULL on success, else the reason why the
+ * writer must not touch it.
+ */
+static const char *
+clog_writer_attach(void)
+{
+	SlruShared	shared;
+	bool		found;
+	int			nslots = BGWP_CLOG_NUM_BUFFERS();
+	char	   *base;
+	char	   *end;
+
+	shared = (SlruShared) ShmemInitStruct(BGWP_CLOG_SLRU_NAME,
+										  BGWP_CLOG_SHMEM_SIZE(), &found);
+	if (!found)
+		return "CLOG shared memory \"" BGWP_CLOG_SLRU_NAME "\" not found";
+	if (shared->ControlLock != BGWP_CLOG_CONTROL_LOCK)
+		return "unexpected CLOG control lock";
+	if (shared->num_slots != nslots)
+		return "unexpected number of CLOG buffers";
+	if (shared->group_lsn == NULL ||
+		shared->lsn_groups_per_page != BGWP_CLOG_LSNS_PER_PAGE)
+		return "unexpected CLOG LSN groups";
+	if (shared->slru_stats_idx != pgstat_get_slru_index(BGWP_CLOG_SLRU_NAME))
+		return "unexpected CLOG statistics slot";
+
+	/* every array and page buffer must lie inside the structure */
+	base = (char *) shared;
+	end = base + BGWP_CLOG_SHMEM_SIZE();
+#define CLOG_ARRAY_INSIDE(ptr, len) \
+	((char *) (ptr) >= base + sizeof(SlruSharedData) && \
+	 (char *) (ptr) + (len) <= end)
+	if (!CLOG_ARRAY_INSIDE(shared->page_buffer, nslots * sizeof(char *)) ||
+		!CLOG_ARRAY_INSIDE(shared->page_status,
+						   nslots * sizeof(SlruPageStatus)) ||
+		!CLOG_ARRAY_INSIDE(shared->page_dirty, nslots * sizeof(bool)) ||
+		!CLOG_ARRAY_INSIDE(shared->page_number, nslots * sizeof(int)) ||
+		!CLOG_ARRAY_INSIDE(shared->page_lru_count, nslots * sizeof(int)) ||
+		!CLOG_ARRAY_INSIDE(shared->buffer_locks,
+						   nslots * sizeof(LWLockPadded)) ||
+		!CLOG_ARRAY_INSIDE(shared->group_lsn,
+						   nslots * BGWP_CLOG_LSNS_PER_PAGE * sizeof(XLogRecPtr)))
+		return "unexpected CLOG shared memory layout";
+	for (int slotno = 0; slotno < nslots; slotno++)
+	{
+		if (!CLOG_ARRAY_INSIDE(shared->page_buffer[slotno], BLCKSZ))
+			return "unexpected CLOG page buffer address";
+	}
+#undef CLOG_ARRAY_INSIDE
+
+	/* what SimpleLruInit() sets up in the local control struct */
+	ClogCtl->shared = shared;
+	ClogCtl->sync_handler = BGWP_CLOG_SYNC_HANDLER;
+	ClogCtl->PagePrecedes = clog_page_precedes;
+	strlcpy(ClogCtl->Dir, BGWP_CLOG_DIR, sizeof(ClogCtl->Dir));
+
+	cw_written_page = MemoryContextAlloc(TopMemoryContext,
+										 nslots * sizeof(int));
+
+	return NULL;
+}
+
+/*
+ * Is there any page to write?  A peek without the control lock, so that a
+ * round with nothing to do never contends with committing transactions;
+ * slru.c itself relies on int and bool reads being atomic.  A stale answer
+ * only delays or wastes one round: clog_writer_round() decides under the
+ * lock.
+ */
+static bool
+clog_writer_work_pending(void)
+{
+	SlruShared	shared = ClogCtl->shared;
+	int			latest = shared->latest_page_number;
+
+	for (int slotno = 0; slotno < shared->num_slots; slotno++)
+	{
+		if (shared->page_status[slotno] == SLRU_PAGE_VALID &&
+			shared->page_dirty[slotno] &&
+			shared->page_number[slotno] != latest)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Choose the next page to write: the least recently used slot holding a
+ * valid, dirty page that is not the latest page and that we have not
+ * written in this round already.  Ages are computed as in
+ * SlruSelectLRUPage(), without advancing cur_lru_count.  Returns -1 when
+ * there is none.  Control lock must be held exclusively.
+ */
+static int
+clog_writer_select_victim(void)
+{
+	SlruShared	shared = ClogCtl->shared;
+	int			cur_count = shared->cur_lru_count;
+	int			best = -1;
+	int			best_delta = -1;
+
+	for (int slotno = 0; slotno < shared->num_slots; slotno++)
+	{
+		int			pageno = shared->page_number[slotno];
+		int			delta;
+
+		if (shared->page_status[slotno] != SLRU_PAGE_VALID ||
+			!shared->page_dirty[slotno] ||
+			pageno == shared->latest_page_number ||
+			cw_written_page[slotno] == pageno)
+			continue;
+
+		delta = Max(cur_count - shared->page_lru_count[slotno], 0);
+		if (delta > best_delta ||
+			(delta == best_delta &&
+			 clog_page_precedes(pageno, shared->page_number[best])))
+		{
+			best = slotno;
+			best_delta = delta;
+		}
+	}
+	return best;
+}
+
+/*
+ * One round of writing: at most bgw_prefetch.clog_writer_max_pages pages,
+ * oldest first.  SimpleLruWritePage() releases the control lock during the
+ * write and takes it back, so every choice is made afresh under the lock.
+ * Returns the number of pages written; the shared counters are updated.
+ */
+static int
+clog_writer_round(void)
+{
+	SlruShared	shared = ClogCtl->shared;
+	int			written = 0;
+	instr_time	elapsed;
+
+	INSTR_TIME_SET_ZERO(elapsed);
+
+	if (clog_writer_work_pending())
+	{
+		for (int slotno = 0; slotno < shared->num_slots; slotno++)
+			cw_written_page[slotno] = -1;
+
+		LWLockAcquire(BGWP_CLOG_CONTROL_LOCK, LW_EXCLUSIVE);
+		while (written < bgwp_clog_writer_max_pages &&
+			   !ShutdownRequestPending && !ConfigReloadPending)
+		{
+			int			slotno = clog_writer_select_victim();
+			instr_time	start;
+			instr_time	end;
+
+			if (slotno < 0)
+				break;
+
+			cw_written_page[slotno] = shared->page_number[slotno];
+			cw_io_slot = slotno;
+			cw_io_page = shared->page_number[slotno];
+
+			INSTR_TIME_SET_CURRENT(start);
+			SimpleLruWritePage(ClogCtl, slotno);
+			INSTR_TIME_SET_CURRENT(end);
+			INSTR_TIME_ACCUM_DIFF(elapsed, end, start);
+
+			cw_io_slot = -1;
+			written++;
+		}
+		LWLockRelease(BGWP_CLOG_CONTROL_LOCK);
+	}
+
+	SpinLockAcquire(&cw_shared->mutex);
+	cw_shared->rounds++;
+	if (written > 0)
+	{
+		cw_shared->pages_written += written;
+		cw_shared->write_time += INSTR_TIME_GET_MILLISEC(elapsed);
+		cw_shared->last_write = GetCurrentTimestamp();
+	}
+	SpinLockRelease(&cw_shared->mutex);
+
+	return written;
+}
+
+/*
+ * After an ERROR in the middle of a write, put the slot back the way
+ * slru.c's own recovery (SimpleLruWaitIO) would: valid and still dirty.
+ * SlruInternalWritePage() normally does this itself before reporting a
+ * failed write; this covers an ERROR thrown anywhere else on that path.
+ * Called with no LWLocks held.
+ */
+static void
+clog_writer_abort_io(void)
+{
+	SlruShared	shared = ClogCtl->shared;
+	int			slotno = cw_io_slot;
+
+	cw_io_slot = -1;
+	if (slotno < 0)
+		return;
+
+	LWLockAcquire(BGWP_CLOG_CONTROL_LOCK, LW_EXCLUSIVE);
+	if (shared->page_status[slotno] == SLRU_PAGE_WRITE_IN_PROGRESS &&
+		shared->page_number[slotno] == cw_io_page &&
+		LWLockConditionalAcquire(&shared->buffer_locks[slotno].lock,
+								 LW_SHARED))
+	{
+		shared->page_status[slotno] = SLRU_PAGE_VALID;
+		shared->page_dirty[slotno] = true;
+		LWLockRelease(&shared->buffer_locks[slotno].lock);
+	}
+	LWLockRelease(BGWP_CLOG_CONTROL_LOCK);
+}
+
+/*
+ * How long to sleep when there is nothing to do (or in recovery, waiting for
+ * a promotion): bgwriter's factor, bounded.
+ */
+static long
+clog_writer_hibernate_ms(void)
+{
+	return Max(bgwp_clog_writer_delay,
+			   Min(bgwp_clog_writer_delay * HIBERNATE_FACTOR,
+				   MAX_HIBERNATE_MS));
+}
+
+/*
+ * Forget the observed xid rate and idle streak (after a pause in writing).
+ */
+static void
+clog_writer_pace_reset(void)
+{
+	cw_prev_next_xid = InvalidFullTransactionId;
+	cw_prev_round_time = 0;
+	cw_idle_rounds = 0;
+}
+
+/*
+ * Decide how long to sleep after an active round that wrote "written"
+ * pages; see the comment on pacing at the top of the file.  Sets
+ * *hibernate when the server looks idle.
+ */
+static long
+clog_writer_pace(int written, bool *hibernate)
+{
+	FullTransactionId next_xid = ReadNextFullTransactionId();
+	TimestampTz now = GetCurrentTimestamp();
+	long		sleep_ms = bgwp_clog_writer_delay;
+	uint64		consumed = 0;
+	long		elapsed_ms = 0;
+
+	if (FullTransactionIdIsValid(cw_prev_next_xid))
+	{
+		consumed = U64FromFullTransactionId(next_xid) -
+			U64FromFullTransactionId(cw_prev_next_xid);
+		elapsed_ms = TimestampDifferenceMilliseconds(cw_prev_round_time, now);
+	}
+	cw_prev_next_xid = next_xid;
+	cw_prev_round_time = now;
+
+	if (written > 0 || consumed > 0)
+		cw_idle_rounds = 0;
+	else if (++cw_idle_rounds >= CLOG_WRITER_IDLE_ROUNDS)
+	{
+		*hibernate = true;
+		return clog_writer_hibernate_ms();
+	}
+	*hibernate = false;
+
+	if (written > 0)
+		sleep_ms = Min(sleep_ms, CLOG_WRITER_FOLLOWUP_MS);
+
+	if (consumed > 0 && elapsed_ms > 0)
+	{
+		uint32		xids_left;
+		double		ms_to_switch;
+
+		xids_left = BGWP_CLOG_XACTS_PER_PAGE -
+			XidFromFullTransactionId(next_xid) % BGWP_CLOG_XACTS_PER_PAGE;
+		ms_to_switch = (double) xids_left * elapsed_ms / consumed;
+		if (ms_to_switch / 2 + CLOG_WRITER_SWITCH_MARGIN_MS < sleep_ms)
+			sleep_ms = (long) (ms_to_switch / 2) + CLOG_WRITER_SWITCH_MARGIN_MS;
+	}
+
+	return sleep_ms;
+}
+
+static void
+clog_writer_set_state(ClogWriterState state)
+{
+	SpinLockAcquire(&cw_shared->mutex);
+	cw_shared->state = state;
+	if (state == CLOG_WRITER_DISABLED)
+		strlcpy(cw_shared->disabled_reason, cw_disabled_reason,
+				CLOG_WRITER_REASON_LEN);
+	SpinLockRelease(&cw_shared->mutex);
+}
+
+/*
+ * on_shmem_exit callback: the status no longer describes a live writer.
+ */
+static void
+clog_writer_on_exit(int code, Datum arg)
+{
+	clog_writer_set_state(CLOG_WRITER_NOT_RUNNING);
+}
+
+/*
+ * Main entry point of the CLOG writer.
+ */
+void
+bgwp_clog_writer_main(Datum main_arg)
+{
+	sigjmp_buf	local_sigjmp_buf;
+	MemoryContext writer_context;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGINT, SIG_IGN);	/* there is no query to cancel */
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	BackgroundWorkerUnblockSignals();
+
+	if (cw_shared == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("bgw_prefetch clog writer started without its shared memory")));
+
+	/* no database: this only makes the worker visible in pg_stat_activity */
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+
+	on_shmem_exit(clog_writer_on_exit, (Datum) 0);
+
+	writer_context = AllocSetContextCreate(TopMemoryContext,
+										   "bgw_prefetch clog writer",
+										   ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(writer_context);
+
+	/*
+	 * If an exception is encountered, processing resumes here.  This is the
+	 * bottom of the exception stack, as in bgwriter.c: report the error,
+	 * release what a round can hold (LWLocks, the slot being written,
+	 * transient files), sleep a second and carry on.
+	 */
+	if (sigsetjmp(local_sigjmp_buf, 1) != 0)
+	{
+		error_context_stack = NULL;
+
+		HOLD_INTERRUPTS();
+
+		EmitErrorReport();
+
+		LWLockReleaseAll();
+		pgstat_report_wait_end();
+		clog_writer_abort_io();
+		AtEOXact_Files(false);
+
+		MemoryContextSwitchTo(writer_context);
+		FlushErrorState();
+		MemoryContextResetAndDeleteChildren(writer_context);
+
+		RESUME_INTERRUPTS();
+
+		/* a write error is likely to repeat: don't flood the log */
+		pg_usleep(1000000L);
+	}
+
+	PG_exception_stack = &local_sigjmp_buf;
+
+	clog_writer_pace_reset();
+
+	for (;;)
+	{
+		long		timeout;
+		bool		long_sleep = true;
+
+		ResetLatch(MyLatch);
+		HandleMainLoopInterrupts();
+		CHECK_FOR_INTERRUPTS();
+
+		/* attach once; an ERROR while attaching leaves the reason set */
+		if (!cw_attached && cw_disabled_reason == NULL)
+		{
+			cw_disabled_reason = "could not attach to the CLOG shared memory";
+			cw_disabled_reason = clog_writer_attach();
+			if (cw_disabled_reason == NULL)
+				cw_attached = true;
+		}
+		if (!cw_attached)
+		{
+			ereport(LOG,
+					(errmsg("bgw_prefetch clog writer disabled: %s",
+							cw_disabled_reason)));
+			clog_writer_set_state(CLOG_WRITER_DISABLED);
+			break;
+		}
+
+		if (!bgwp_enabled || !bgwp_clog_writer)
+		{
+			/* turned off: sleep until a reload sets our latch */
+			clog_writer_set_state(CLOG_WRITER_OFF);
+			clog_writer_pace_reset();
+			timeout = -1;
+		}
+		else if (RecoveryInProgress())
+		{
+			/* the startup process owns the CLOG; poll for promotion */
+			clog_writer_set_state(CLOG_WRITER_RECOVERY);
+			timeout = clog_writer_hibernate_ms();
+		}
+		else
+		{
+			int			written = clog_writer_round();
+
+			timeout = clog_writer_pace(written, &long_sleep);
+			clog_writer_set_state(long_sleep ? CLOG_WRITER_IDLE :
+								  CLOG_WRITER_WRITING);
+		}
+
+		/*
+		 * Our SLRU writes reach pg_stat_slru only when this process flushes
+		 * its statistics (at most once a second unless forced): flush them
+		 * before any long sleep.
+		 */
+		pgstat_report_stat(long_sleep);
+
+		(void) WaitLatch(MyLatch,
+						 WL_LATCH_SET | WL_EXIT_ON_PM_DEATH |
+						 (timeout >= 0 ? WL_TIMEOUT : 0),
+						 timeout, PG_WAIT_EXTENSION);
+	}
+
+	/* disabled: stay alive, so that the status says why, until told to exit */
+	for (;;)
+	{
+		ResetLatch(MyLatch);
+		HandleMainLoopInterrupts();
+		CHECK_FOR_INTERRUPTS();
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, -1L,
+						 PG_WAIT_EXTENSION);
+	}
+}
+
+/*
+ * bgw_prefetch_clog_stats() - one row describing the CLOG writer.
+ */
+Datum
+bgw_prefetch_clog_stats(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	Datum		values[6];
+	bool		nulls[6] = {0};
+	ClogWriterShared snap;
+	const char *status;
+
+	if (cw_shared == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("bgw_prefetch must be loaded via shared_preload_libraries")));
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+
+	SpinLockAcquire(&cw_shared->mutex);
+	memcpy(&snap, cw_shared, sizeof(ClogWriterShared));
+	SpinLockRelease(&cw_shared->mutex);
+
+	switch (snap.state)
+	{
+		case CLOG_WRITER_WRITING:
+			status = "writing";
+			break;
+		case CLOG_WRITER_IDLE:
+			status = "idle";
+			break;
+		case CLOG_WRITER_RECOVERY:
+			status = "recovery";
+			break;
+		case CLOG_WRITER_OFF:
+			status = "off";
+			break;
+		case CLOG_WRITER_DISABLED:
+			status = psprintf("disabled: %s", snap.disabled_reason);
+			break;
+		case CLOG_WRITER_NOT_RUNNING:
+		default:
+			status = "disabled: worker not running";
+			break;
+	}
+
+	values[0] = Int64GetDatum(snap.pages_written);
+	values[1] = Float8GetDatum(snap.write_time);
+	values[2] = Int64GetDatum(snap.rounds);
+	if (snap.last_write != 0)
+		values[3] = TimestampTzGetDatum(snap.last_write);
+	else
+		nulls[3] = true;
+	values[4] = TimestampTzGetDatum(snap.stats_reset);
+	values[5] = CStringGetTextDatum(status);
+
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc),
+													  values, nulls)));
+}

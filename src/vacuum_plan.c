@@ -1,0 +1,202 @@
+/*-------------------------------------------------------------------------
+ *
+ * vacuum_plan.c
+ *	  Pure planner of the heap blocks a PostgreSQL 15 VACUUM will read.
+ *
+ * The prefetcher must read ahead exactly the blocks that lazy_scan_heap()
+ * (src/backend/access/heap/vacuumlazy.c) will read: prefetching a block the
+ * vacuum skips wastes I/O, and missing one leaves the vacuum waiting.  So
+ * this file is a transcription of the block-selection part of
+ * lazy_scan_heap() and lazy_scan_skip(), not a re-derivation of the rule:
+ *
+ *	- lazy_scan_skip(next_block) walks the visibility map from next_block
+ *	  while blocks are skippable and returns the first unskippable block,
+ *	  setting skipping_current_range when the walked range is at least
+ *	  SKIP_PAGES_THRESHOLD (32) blocks long.  A block is unskippable when it
+ *	  is not all-visible, when it is the last block of the relation, always
+ *	  under DISABLE_PAGE_SKIPPING, and, in an aggressive vacuum, when it is
+ *	  all-visible but not all-frozen.
+ *	- lazy_scan_heap() calls lazy_scan_skip(0) before its loop and
+ *	  lazy_scan_skip(blkno + 1) each time it reaches next_unskippable_block;
+ *	  any other block is skipped if skipping_current_range, else read.
+ *
+ * Because the skip decision for a range is taken once, at the range's start,
+ * from the map bits seen then, the planner keeps the same state the loop
+ * keeps (next_unskippable, skipping_current_range) and consults the map at
+ * the same points, instead of classifying each block on its own.
+ *
+ * Every map lookup is made at most once per plan: the state is resumable,
+ * so emitting a plan in pieces of any size costs O(rel_pages) in total.
+ *
+ * No server headers: the unit tests build this file stand-alone.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include <stddef.h>
+
+#include "vacuum_plan.h"
+
+/*
+ * Prepare a plan for a vacuum of rel_pages blocks.  The first
+ * lazy_scan_skip() call needs the map, so it is made by the first
+ * vacuum_plan_next() or vacuum_plan_skip_to().
+ */
+void
+vacuum_plan_init(VacuumPlanState *state, uint32_t rel_pages,
+				 VacuumSkipMode mode)
+{
+	state->rel_pages = rel_pages;
+	state->mode = mode;
+	state->next_block = 0;
+	state->next_unskippable = 0;
+	state->skipping_current_range = false;
+	state->started = false;
+}
+
+/*
+ * Start a plan at block first_block, as if lazy_scan_heap() had just read
+ * block first_block - 1 as an unskippable block and called lazy_scan_skip()
+ * for the blocks after it.  Joining a running VACUUM at the block it reads
+ * now (progress's heap_blks_scanned) this way gives exactly its remaining
+ * reads: whether that block was unskippable or inside a short run of
+ * all-visible blocks, the blocks after it that the VACUUM reads are the same
+ * (a tail of a short run is short too, and ends at the same unskippable
+ * block), and they are decided on visibility-map bits the VACUUM has not
+ * changed yet (it only changes the bits of blocks it has processed).
+ */
+void
+vacuum_plan_init_at(VacuumPlanState *state, uint32_t rel_pages,
+					VacuumSkipMode mode, uint32_t first_block)
+{
+	vacuum_plan_init(state, rel_pages, mode);
+	state->next_block = first_block;
+}
+
+/*
+ * lazy_scan_skip(): set up the range starting at next_block.
+ *
+ * The server checks the map bits first and then "last block" and
+ * DISABLE_PAGE_SKIPPING; all three end the range at the same block and the
+ * planner has no use for next_unskippable_allvis, so testing the two
+ * map-independent conditions first gives the same result and spares map
+ * lookups (none at all under DISABLE_PAGE_SKIPPING).
+ */
+static void
+plan_scan_skip(VacuumPlanState *state, VacuumPlanVmFn vm, void *arg,
+			   uint32_t next_block)
+{
+	uint32_t	next_unskippable = next_block;
+	uint32_t	nskippable = 0;
+
+	while (next_unskippable < state->rel_pages)
+	{
+		uint8_t		mapbits;
+
+		if (next_unskippable == state->rel_pages - 1)
+			break;
+		if (state->mode == VACUUM_SKIP_DISABLED)
+			break;
+
+		mapbits = vm(arg, next_unskippable);
+		if ((mapbits & VP_ALL_VISIBLE) == 0)
+			break;
+		if ((mapbits & VP_ALL_FROZEN) == 0 &&
+			state->mode == VACUUM_SKIP_AGGRESSIVE)
+			break;
+
+		next_unskippable++;
+		nskippable++;
+	}
+
+	state->next_unskippable = next_unskippable;
+	state->skipping_current_range = (nskippable >= VP_SKIP_PAGES_THRESHOLD);
+}
+
+/*
+ * The lazy_scan_heap() loop, from state->next_block up to (not including)
+ * stop.  With out != NULL, the blocks the vacuum reads are stored in out[]
+ * and the walk stops after max_out of them; returns how many were stored.
+ * With out == NULL nothing is stored and runs of blocks that need no map
+ * lookup (skipped or read alike) are passed over in one step.
+ *
+ * Either way lazy_scan_skip() is called exactly where the server calls it,
+ * so the state after the walk is the server's state at that block.
+ */
+static int
+plan_walk(VacuumPlanState *state, VacuumPlanVmFn vm, void *arg,
+		  uint32_t stop, uint32_t *out, int max_out)
+{
+	int			nout = 0;
+
+	if (!state->started)
+	{
+		plan_scan_skip(state, vm, arg, state->next_block);
+		state->started = true;
+	}
+
+	while (state->next_block < stop && state->next_block < state->rel_pages)
+	{
+		uint32_t	blkno = state->next_block;
+
+		if (blkno == state->next_unskippable)
+		{
+			/* Must scan it; set up the next range first, as the server does */
+			plan_scan_skip(state, vm, arg, blkno + 1);
+		}
+		else if (state->skipping_current_range || out == NULL)
+		{
+			/*
+			 * The rest of the range (which ends before next_unskippable, as
+			 * the last block is always unskippable) needs no decision: jump.
+			 */
+			state->next_block = state->next_unskippable < stop ?
+				state->next_unskippable : stop;
+			continue;
+		}
+
+		/* This block is read by the vacuum */
+		state->next_block = blkno + 1;
+		if (out != NULL)
+		{
+			out[nout++] = blkno;
+			if (nout >= max_out)
+				break;
+		}
+	}
+
+	return nout;
+}
+
+/*
+ * Emit up to max_out of the next blocks the vacuum reads.  max_out < 1
+ * emits nothing.
+ */
+int
+vacuum_plan_next(VacuumPlanState *state, VacuumPlanVmFn vm, void *arg,
+				 uint32_t *out, int max_out)
+{
+	if (max_out < 1)
+		return 0;
+	return plan_walk(state, vm, arg, state->rel_pages, out, max_out);
+}
+
+/*
+ * Advance so that the next block emitted is >= blkno.  A blkno at or behind
+ * the current position changes nothing.
+ */
+void
+vacuum_plan_skip_to(VacuumPlanState *state, VacuumPlanVmFn vm, void *arg,
+					uint32_t blkno)
+{
+	(void) plan_walk(state, vm, arg, blkno, NULL, 0);
+}
+
+/*
+ * The last block is always read, so blocks remain exactly while the loop
+ * has not passed the end (rel_pages == 0 is done from the start).
+ */
+bool
+vacuum_plan_done(const VacuumPlanState *state)
+{
+	return state->next_block >= state->rel_pages;
+}
