@@ -215,14 +215,12 @@ monitor_iteration(int64 *targets_served)
 {
 	TargetObservation found[BGWP_MAX_TARGETS];
 	int			nfound = 0;
-	int			before = prefetcher_active_targets();
 
 	if (bgwp_enabled)
 		nfound = targets_discover(found, BGWP_MAX_TARGETS);
 	for (int i = 0; i < nfound; i++)
-		prefetcher_track(&found[i]);
-	if (prefetcher_active_targets() > before)
-		*targets_served += prefetcher_active_targets() - before;
+		if (prefetcher_track(&found[i]))
+			(*targets_served)++;
 	prefetcher_step();
 	publish_state(*targets_served);
 	return prefetcher_active_targets();

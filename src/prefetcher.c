@@ -271,25 +271,26 @@ wanted(PrefetchCommand command, bool autovacuum)
 }
 
 /*
- * Start serving a scan, unless it is already served.
+ * Start serving a scan, unless it is already served or not wanted.
+ * Returns true if it is a new target.
  */
-void
+bool
 prefetcher_track(const TargetObservation *obs)
 {
 	PrefetchTarget *t = NULL;
 
 	if (!wanted(obs->command, obs->autovacuum))
-		return;
+		return false;
 	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
 	{
 		if (targets[i].in_use && targets[i].state != TARGET_DRAINING &&
 			same_scan(&targets[i].obs, obs))
-			return;
+			return false;
 		if (!targets[i].in_use && t == NULL)
 			t = &targets[i];
 	}
 	if (t == NULL)
-		return;					/* all slots busy: this scan goes unserved */
+		return false;			/* all slots busy: this scan goes unserved */
 
 	memset(t, 0, sizeof(*t));
 	for (int s = 0; s < BGWP_OPEN_SEGMENTS; s++)
@@ -312,6 +313,7 @@ prefetcher_track(const TargetObservation *obs)
 	}
 	else
 		t->state = TARGET_RESOLVING;
+	return true;
 }
 
 /* ---------------- relation files ---------------- */

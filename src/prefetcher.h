@@ -35,7 +35,7 @@ extern void prefetcher_stop(bool report);
 extern int	prefetcher_event_fd(void);
 extern const char *prefetcher_io_method(void);
 extern const char *prefetcher_fallback_reason(void);
-extern void prefetcher_track(const TargetObservation *obs);
+extern bool prefetcher_track(const TargetObservation *obs);
 extern void prefetcher_step(void);
 extern int	prefetcher_active_targets(void);
 extern int	prefetcher_activity(ActivityRow *rows, int max);
