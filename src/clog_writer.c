@@ -626,6 +626,7 @@ bgwp_clog_writer_main(Datum main_arg)
 
 	for (;;)
 	{
+		ClogWriterState state;
 		long		timeout;
 		bool		long_sleep = true;
 
@@ -644,7 +645,8 @@ bgwp_clog_writer_main(Datum main_arg)
 		if (!cw_attached)
 		{
 			ereport(LOG,
-					(errmsg("bgw_prefetch clog writer disabled: %s",
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("bgw_prefetch clog writer disabled: %s",
 							cw_disabled_reason)));
 			clog_writer_set_state(CLOG_WRITER_DISABLED);
 			break;
@@ -653,14 +655,14 @@ bgwp_clog_writer_main(Datum main_arg)
 		if (!bgwp_enabled || !bgwp_clog_writer)
 		{
 			/* turned off: sleep until a reload sets our latch */
-			clog_writer_set_state(CLOG_WRITER_OFF);
+			state = CLOG_WRITER_OFF;
 			clog_writer_pace_reset();
 			timeout = -1;
 		}
 		else if (RecoveryInProgress())
 		{
 			/* the startup process owns the CLOG; poll for promotion */
-			clog_writer_set_state(CLOG_WRITER_RECOVERY);
+			state = CLOG_WRITER_RECOVERY;
 			timeout = clog_writer_hibernate_ms();
 		}
 		else
@@ -668,16 +670,16 @@ bgwp_clog_writer_main(Datum main_arg)
 			int			written = clog_writer_round();
 
 			timeout = clog_writer_pace(written, &long_sleep);
-			clog_writer_set_state(long_sleep ? CLOG_WRITER_IDLE :
-								  CLOG_WRITER_WRITING);
+			state = long_sleep ? CLOG_WRITER_IDLE : CLOG_WRITER_WRITING;
 		}
 
 		/*
 		 * Our SLRU writes reach pg_stat_slru only when this process flushes
 		 * its statistics (at most once a second unless forced): flush them
-		 * before any long sleep.
+		 * before any long sleep, and before saying so in our status.
 		 */
 		pgstat_report_stat(long_sleep);
+		clog_writer_set_state(state);
 
 		(void) WaitLatch(MyLatch,
 						 WL_LATCH_SET | WL_EXIT_ON_PM_DEATH |

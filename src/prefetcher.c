@@ -832,8 +832,7 @@ prefetcher_step(void)
 {
 	TimestampTz now = GetCurrentTimestamp();
 
-	reap_completions();
-
+	/* where is every consumer now?  End the scans that are over. */
 	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
 	{
 		PrefetchTarget *t = &targets[i];
@@ -844,11 +843,18 @@ prefetcher_step(void)
 			t->abandoned = true;	/* switched off at reload */
 		if (t->state == TARGET_DRAINING || t->abandoned ||
 			!follow_consumer(t, now))
-		{
 			end_target(t);		/* may release the target */
-			continue;
-		}
+	}
 
+	/* account for finished reads against the fresh positions */
+	reap_completions();
+
+	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
+	{
+		PrefetchTarget *t = &targets[i];
+
+		if (!t->in_use)
+			continue;
 		if (t->state == TARGET_RESOLVING)
 		{
 			switch (resolver_poll(t->resolve_request, &t->rel))
