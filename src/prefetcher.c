@@ -133,10 +133,12 @@ typedef struct PrefetchTarget
 
 /*
  * What reads cost in each tablespace, for the ANALYZE decision: seeded with
- * the measured defaults, then learned from finished scans -- VACUUM's
- * scattered reads teach the random cost, ANALYZE's streams the sequential
- * one.  An observation much cheaper than the defaults came from the page
- * cache and says nothing about the storage: it is ignored.
+ * the measured defaults; the sequential cost is then learned from finished
+ * ANALYZE streams.  The random cost is the consumer's own scattered reads,
+ * which the engine never performs, so it is not learned here (the engine's
+ * deep io_uring reads would make it look several times cheaper than what
+ * the ANALYZE backend gets).  An observation much cheaper than the default
+ * came from the page cache and says nothing about the storage: ignored.
  */
 typedef struct TablespaceCost
 {
@@ -298,7 +300,9 @@ prefetcher_track(const TargetObservation *obs)
 	t->in_use = true;
 	t->obs = *obs;
 	t->autovacuum = obs->autovacuum;
-	t->first_progress = t->last_position = obs->position;
+	t->first_progress = obs->position;
+	/* ANALYZE's block is estimated once the relation size is known */
+	t->last_position = obs->command == PREFETCH_CMD_VACUUM ? obs->position : 0;
 	t->last_step = GetCurrentTimestamp();
 	t->report.dbid = obs->dbid;
 	t->report.relid = obs->relid;
@@ -459,27 +463,24 @@ tablespace_cost(Oid spcnode)
 }
 
 /*
- * Teach the tablespace's cost model what a finished scan's reads cost.
+ * Teach the tablespace's cost model what a finished ANALYZE stream cost.
  */
 static void
 learn_read_cost(const PrefetchTarget *t)
 {
 	AnalyzeCostModel defaults;
-	AnalyzeReadKind kind;
 	double		per_block;
 
-	if (t->report.prefetched_blocks <= 0 || t->report.prefetch_wall_us <= 0 ||
+	if (t->obs.command != PREFETCH_CMD_ANALYZE ||
+		t->report.prefetched_blocks <= 0 || t->report.prefetch_wall_us <= 0 ||
 		io_engine_method(engine) != IO_METHOD_IO_URING)
-		return;					/* fadvise measures no read */
+		return;					/* nothing streamed, or fadvise: no read timed */
 	analyze_cost_model_defaults(&defaults);
-	kind = t->obs.command == PREFETCH_CMD_ANALYZE ?
-		ANALYZE_READ_SEQUENTIAL : ANALYZE_READ_RANDOM;
 	per_block = (double) t->report.prefetch_wall_us / t->report.prefetched_blocks;
-	if (per_block < BGWP_CACHED_COST_FRACTION *
-		(kind == ANALYZE_READ_SEQUENTIAL ?
-		 defaults.seq_us_per_block : defaults.random_us_per_block))
+	if (per_block < BGWP_CACHED_COST_FRACTION * defaults.seq_us_per_block)
 		return;
-	analyze_cost_model_observe(tablespace_cost(t->relfile.spcNode), kind,
+	analyze_cost_model_observe(tablespace_cost(t->relfile.spcNode),
+							   ANALYZE_READ_SEQUENTIAL,
 							   (double) t->report.prefetch_wall_us,
 							   t->report.prefetched_blocks);
 }
@@ -819,8 +820,6 @@ follow_consumer(PrefetchTarget *t, TimestampTz now)
 		t->last_position = obs.position;
 	else if (t->nblocks > 0)
 		t->last_position = analyze_position_lower_bound(obs.position, obs.total, t->nblocks);
-	else
-		t->last_position = obs.position;
 	return true;
 }
 
