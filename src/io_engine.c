@@ -309,7 +309,7 @@ uring_start(IoEngine *engine)
 	 * The scratch buffer: page aligned, and pre-faulted (MAP_POPULATE) so
 	 * that the kernel's copy never takes a page fault on it.  It is shared
 	 * by all reads in flight: with buffered I/O the kernel first brings the
-	 * pages into the page cache and then memcpy()s them out, so concurrent
+	 * pages into the page cache and then copies them out, so concurrent
 	 * reads only race to overwrite bytes nobody reads; the page cache, which
 	 * is the point, is filled either way.  Memory stays at max_read_bytes
 	 * whatever the depth.  mmap rather than malloc so that destroy can

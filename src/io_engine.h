@@ -55,6 +55,7 @@ typedef struct IoCompletion
  * most max_read_bytes long.  If requested is IO_METHOD_IO_URING and that
  * cannot be set up, falls back to fadvise; *fallback_reason (if not NULL)
  * then points to a static or engine-owned explanation, else is set to NULL.
+ * max_inflight is clamped to [1, 32768], max_read_bytes to [1, 1 GiB].
  * Returns NULL only when memory cannot be allocated.
  */
 extern IoEngine *io_engine_create(IoMethod requested, int max_inflight,
@@ -79,7 +80,8 @@ extern int	io_engine_inflight(const IoEngine *engine);
  * Queue a read of len bytes at offset of fd (len <= max_read_bytes).
  * Returns false without queueing if the engine is at max_inflight.  Queued
  * reads reach the kernel at the next io_engine_flush().  The caller must
- * keep fd open until the read's completion has been reaped.
+ * keep fd open until the read's completion has been reaped.  A negative
+ * offset or len > max_read_bytes is accepted and completes with -EINVAL.
  */
 extern bool io_engine_submit(IoEngine *engine, int fd, off_t offset,
 							 size_t len, uint64_t tag);
@@ -97,6 +99,9 @@ extern int	io_engine_reap(IoEngine *engine, IoCompletion *out, int max);
  * Wait until at least min_complete reads have finished or timeout_ms has
  * passed (used by the calibration and by shutdown, never by the monitor's
  * main loop, which sleeps on its latch and the event fd instead).
+ * timeout_ms < 0 waits without limit.  Flushes queued reads first.  Returns
+ * the number of completions ready for io_engine_reap() (fewer than
+ * min_complete after a timeout), or -errno.
  */
 extern int	io_engine_wait(IoEngine *engine, int min_complete, int timeout_ms);
 
