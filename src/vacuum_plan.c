@@ -32,14 +32,12 @@
  *
  *-------------------------------------------------------------------------
  */
-#include <stddef.h>
-
 #include "vacuum_plan.h"
 
 /*
  * Prepare a plan for a vacuum of rel_pages blocks.  The first
  * lazy_scan_skip() call needs the map, so it is made by the first
- * vacuum_plan_next() or vacuum_plan_skip_to().
+ * vacuum_plan_next().
  */
 void
 vacuum_plan_init(VacuumPlanState *state, uint32_t rel_pages,
@@ -63,6 +61,13 @@ vacuum_plan_init(VacuumPlanState *state, uint32_t rel_pages,
  * (a tail of a short run is short too, and ends at the same unskippable
  * block), and they are decided on visibility-map bits the VACUUM has not
  * changed yet (it only changes the bits of blocks it has processed).
+ *
+ * The block must be one the VACUUM reads: from a block inside a range it
+ * skips, the rest of the range may be shorter than SKIP_PAGES_THRESHOLD and
+ * would be planned as read.  Progress never reports such a block: in
+ * PostgreSQL 15 heap_blks_scanned is set after the skip test, only for
+ * blocks that are read (and to rel_pages once the scan is over, which plans
+ * nothing here).  first_block 0 is the same as vacuum_plan_init().
  */
 void
 vacuum_plan_init_at(VacuumPlanState *state, uint32_t rel_pages,
@@ -113,18 +118,17 @@ plan_scan_skip(VacuumPlanState *state, VacuumPlanVmFn vm, void *arg,
 }
 
 /*
- * The lazy_scan_heap() loop, from state->next_block up to (not including)
- * stop.  With out != NULL, the blocks the vacuum reads are stored in out[]
- * and the walk stops after max_out of them; returns how many were stored.
- * With out == NULL nothing is stored and runs of blocks that need no map
- * lookup (skipped or read alike) are passed over in one step.
+ * The lazy_scan_heap() loop from state->next_block: the blocks the vacuum
+ * reads are stored in out[], and the walk stops after max_out (>= 1) of them
+ * or at the end of the relation; returns how many were stored.  A skipped
+ * range is passed over in one step.
  *
- * Either way lazy_scan_skip() is called exactly where the server calls it,
- * so the state after the walk is the server's state at that block.
+ * lazy_scan_skip() is called exactly where the server calls it, so the
+ * state after the walk is the server's state at that block.
  */
 static int
 plan_walk(VacuumPlanState *state, VacuumPlanVmFn vm, void *arg,
-		  uint32_t stop, uint32_t *out, int max_out)
+		  uint32_t *out, int max_out)
 {
 	int			nout = 0;
 
@@ -134,7 +138,7 @@ plan_walk(VacuumPlanState *state, VacuumPlanVmFn vm, void *arg,
 		state->started = true;
 	}
 
-	while (state->next_block < stop && state->next_block < state->rel_pages)
+	while (state->next_block < state->rel_pages)
 	{
 		uint32_t	blkno = state->next_block;
 
@@ -143,25 +147,21 @@ plan_walk(VacuumPlanState *state, VacuumPlanVmFn vm, void *arg,
 			/* Must scan it; set up the next range first, as the server does */
 			plan_scan_skip(state, vm, arg, blkno + 1);
 		}
-		else if (state->skipping_current_range || out == NULL)
+		else if (state->skipping_current_range)
 		{
 			/*
 			 * The rest of the range (which ends before next_unskippable, as
 			 * the last block is always unskippable) needs no decision: jump.
 			 */
-			state->next_block = state->next_unskippable < stop ?
-				state->next_unskippable : stop;
+			state->next_block = state->next_unskippable;
 			continue;
 		}
 
 		/* This block is read by the vacuum */
 		state->next_block = blkno + 1;
-		if (out != NULL)
-		{
-			out[nout++] = blkno;
-			if (nout >= max_out)
-				break;
-		}
+		out[nout++] = blkno;
+		if (nout >= max_out)
+			break;
 	}
 
 	return nout;
@@ -177,26 +177,5 @@ vacuum_plan_next(VacuumPlanState *state, VacuumPlanVmFn vm, void *arg,
 {
 	if (max_out < 1)
 		return 0;
-	return plan_walk(state, vm, arg, state->rel_pages, out, max_out);
-}
-
-/*
- * Advance so that the next block emitted is >= blkno.  A blkno at or behind
- * the current position changes nothing.
- */
-void
-vacuum_plan_skip_to(VacuumPlanState *state, VacuumPlanVmFn vm, void *arg,
-					uint32_t blkno)
-{
-	(void) plan_walk(state, vm, arg, blkno, NULL, 0);
-}
-
-/*
- * The last block is always read, so blocks remain exactly while the loop
- * has not passed the end (rel_pages == 0 is done from the start).
- */
-bool
-vacuum_plan_done(const VacuumPlanState *state)
-{
-	return state->next_block >= state->rel_pages;
+	return plan_walk(state, vm, arg, out, max_out);
 }

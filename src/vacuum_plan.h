@@ -12,7 +12,8 @@
  * The planner is incremental: it never needs the whole map at once, it asks
  * for one block's bits at a time through a callback, and it can be resumed
  * from where it stopped, so a multi-terabyte relation costs no more memory
- * than a small one.
+ * than a small one.  It can also start in the middle of a running VACUUM
+ * (vacuum_plan_init_at()), at the block after one the VACUUM has read.
  *
  *-------------------------------------------------------------------------
  */
@@ -70,16 +71,5 @@ extern void vacuum_plan_init_at(VacuumPlanState *state, uint32_t rel_pages,
  */
 extern int	vacuum_plan_next(VacuumPlanState *state, VacuumPlanVmFn vm,
 							 void *arg, uint32_t *out, int max_out);
-
-/*
- * Advance the plan so that the next emitted block is >= blkno, without
- * emitting anything (used when the prefetcher starts after the vacuum did).
- * The skip decisions made on the way are the same as vacuum_plan_next()'s.
- */
-extern void vacuum_plan_skip_to(VacuumPlanState *state, VacuumPlanVmFn vm,
-								void *arg, uint32_t blkno);
-
-/* True once every planned block has been emitted. */
-extern bool vacuum_plan_done(const VacuumPlanState *state);
 
 #endif							/* BGWP_VACUUM_PLAN_H */
