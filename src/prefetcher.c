@@ -104,6 +104,7 @@ typedef struct PrefetchTarget
 	ResolvedRelation rel;
 	BgwpRelFile relfile;
 	BlockNumber nblocks;		/* blocks the consumer will scan */
+	BlockNumber cur_nblocks;	/* ANALYZE: the file's size as far as known */
 
 	/* plan */
 	VacuumPlanState vplan;
@@ -114,6 +115,9 @@ typedef struct PrefetchTarget
 	int			planbuf_len;
 	int			planbuf_pos;
 	bool		plan_exhausted;
+	bool		files_gone;		/* a segment file could not be opened */
+	BlockNumber pending_start;	/* a read taken from the plan but not issued */
+	uint16		pending_nblocks;
 	bool		vm_open;		/* vm is initialised (VACUUM targets) */
 	int64		distance;
 
@@ -432,7 +436,7 @@ next_planned_block(PrefetchTarget *t, BlockNumber consumer)
 			AnalyzeWindow w;
 
 			w = analyze_plan_window(t->obs.position, t->obs.total, t->nblocks,
-									relation_nblocks(t), (uint32) t->distance,
+									t->cur_nblocks, (uint32) t->distance,
 									t->analyze_frontier, &t->cost);
 			t->planbuf_len = 0;
 			for (BlockNumber b = w.start; b < w.end && t->planbuf_len < BGWP_PLAN_CHUNK; b++)
@@ -511,39 +515,59 @@ submit_reads(PrefetchTarget *t)
 		vm_reader_invalidate(&t->vm);
 
 	while (t->blocks_ahead < t->distance &&
+		   !t->files_gone &&
 		   t->ring_count < BGWP_RANGE_RING &&
 		   io_engine_inflight(engine) < BGWP_ENGINE_MAX_INFLIGHT &&
 		   tablespace_inflight(t->relfile.spcNode) < t->rel.io_depth)
 	{
-		BlockNumber start = next_planned_block(t, consumer);
-		uint16		n = 1;
+		BlockNumber start;
+		uint16		n;
 		int			segno;
 		int			fd;
 		int			slot;
 		uint64		tag;
 
-		if (start == InvalidBlockNumber)
-			break;
-		t->planbuf_pos++;
-		segno = start / RELSEG_SIZE;
-
-		/* coalesce following adjacent planned blocks of the same segment */
-		while (n < BGWP_MAX_READ_BLOCKS)
+		/* the next read: one that could not be issued last time, or new */
+		if (t->pending_nblocks == 0)
 		{
-			BlockNumber next = next_planned_block(t, consumer);
-
-			if (next != start + n || next / RELSEG_SIZE != segno)
+			start = next_planned_block(t, consumer);
+			if (start == InvalidBlockNumber)
 				break;
 			t->planbuf_pos++;
-			n++;
+			n = 1;
+			/* coalesce following adjacent planned blocks of the same segment */
+			while (n < BGWP_MAX_READ_BLOCKS)
+			{
+				BlockNumber next = next_planned_block(t, consumer);
+
+				if (next != start + n || next / RELSEG_SIZE != start / RELSEG_SIZE)
+					break;
+				t->planbuf_pos++;
+				n++;
+			}
+			t->pending_start = start;
+			t->pending_nblocks = n;
 		}
+		start = t->pending_start;
+		n = t->pending_nblocks;
+		segno = start / RELSEG_SIZE;
 
 		fd = segment_fd(t, segno);
 		if (fd < 0)
 		{
-			if (errno == ENOENT && segno == 0)
+			if (errno == EMFILE || errno == ENFILE)
+				break;			/* out of descriptors for now: retry later */
+
+			/*
+			 * The file is gone: at segment 0 the relation was dropped or
+			 * rewritten (abandon the target), further on it shrank (stop
+			 * reading, keep following the scan).
+			 */
+			t->files_gone = true;
+			t->pending_nblocks = 0;
+			if (segno == 0)
 			{
-				t->abandoned = true;	/* relation dropped or rewritten */
+				t->abandoned = true;
 				t->state = TARGET_DRAINING;
 			}
 			break;
@@ -553,7 +577,8 @@ submit_reads(PrefetchTarget *t)
 		if (!io_engine_submit(engine, fd,
 							  (off_t) (start % RELSEG_SIZE) * BLCKSZ,
 							  (size_t) n * BLCKSZ, tag))
-			break;
+			break;				/* engine full: the read stays pending */
+		t->pending_nblocks = 0;
 		t->ranges[slot].start = start;
 		t->ranges[slot].nblocks = n;
 		t->ranges[slot].completed = false;
@@ -587,6 +612,9 @@ complete_read(const IoCompletion *c)
 		t->report.prefetch_wall_us +=
 			GetCurrentTimestamp() - t->inflight_since;
 	t->report.prefetch_read_time_us += c->latency_us;
+	/* a short read: the relation shrank, read no further than its end */
+	if (c->result >= 0 && c->result / BLCKSZ < r->nblocks)
+		t->cur_nblocks = Min(t->cur_nblocks, r->start + (BlockNumber) (c->result / BLCKSZ));
 	if (c->result > 0)
 	{
 		int64		blocks = c->result / BLCKSZ;
@@ -676,7 +704,7 @@ activate_target(PrefetchTarget *t)
 	}
 	else
 	{
-		t->nblocks = relation_nblocks(t);
+		t->nblocks = t->cur_nblocks = relation_nblocks(t);
 		t->join_block = analyze_position_lower_bound(t->obs.position, t->obs.total,
 													 t->nblocks);
 		if (t->nblocks < (BlockNumber) bgwp_min_relation_size)
