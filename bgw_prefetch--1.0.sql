@@ -154,3 +154,91 @@ GRANT EXECUTE ON FUNCTION bgw_prefetch_activity() TO pg_read_all_stats;
 GRANT EXECUTE ON FUNCTION bgw_prefetch_clog_stats() TO pg_read_all_stats;
 GRANT SELECT ON pg_stat_prefetch, pg_stat_prefetch_activity, pg_stat_prefetch_clog
     TO pg_read_all_stats;
+
+-- ---------------------------------------------------------------------------
+-- Calibration (calibrate.c)
+--
+-- Measure a tablespace's cold-cache read curve in a scratch temporary file,
+-- record the recommended prefetch depth and the ANALYZE cost model's
+-- per-block costs in $PGDATA/bgw_prefetch_calibration (cluster-wide), and
+-- show the records.  Filling a tablespace with a scratch file and changing
+-- the prefetch depth are superuser-only unless EXECUTE is granted; the
+-- records are readable by pg_read_all_stats.  See doc/tuning.md.
+-- ---------------------------------------------------------------------------
+
+CREATE FUNCTION bgw_prefetch_calibrate(
+    tablespace name DEFAULT 'pg_default',
+    size_mb integer DEFAULT 1024,
+    max_depth integer DEFAULT 256,
+    OUT pattern text,
+    OUT depth integer,
+    OUT iops double precision,
+    OUT mb_per_s double precision,
+    OUT mean_latency_us double precision,
+    OUT p99_latency_us double precision,
+    OUT speedup double precision
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'bgw_prefetch_calibrate'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION bgw_prefetch_calibrate_apply(
+    tablespace name DEFAULT 'pg_default',
+    size_mb integer DEFAULT 1024,
+    max_depth integer DEFAULT 256,
+    reuse_last boolean DEFAULT false,
+    OUT tablespace name,
+    OUT recommended_depth integer,
+    OUT seq_us_per_block double precision,
+    OUT random_us_per_block double precision,
+    OUT random_seq_ratio double precision,
+    OUT random_cost_depth integer,
+    OUT measured_at timestamp with time zone
+)
+RETURNS record
+AS 'MODULE_PATHNAME', 'bgw_prefetch_calibrate_apply'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION bgw_prefetch_calibration_forget(tablespace name DEFAULT NULL)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'bgw_prefetch_calibration_forget'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION bgw_prefetch_calibration_results(
+    OUT spcoid oid,
+    OUT recommended_depth integer,
+    OUT seq_us_per_block double precision,
+    OUT random_us_per_block double precision,
+    OUT random_cost_depth integer,
+    OUT best_sorted_iops double precision,
+    OUT size_mb integer,
+    OUT io_method text,
+    OUT measured_at timestamp with time zone
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'bgw_prefetch_calibration_results'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+CREATE VIEW bgw_prefetch_calibration AS
+    SELECT t.spcname AS tablespace,
+           r.spcoid,
+           r.recommended_depth,
+           r.seq_us_per_block,
+           r.random_us_per_block,
+           r.random_us_per_block / r.seq_us_per_block AS random_seq_ratio,
+           r.random_cost_depth,
+           r.best_sorted_iops,
+           r.size_mb,
+           r.io_method,
+           r.measured_at
+      FROM bgw_prefetch_calibration_results() r
+      LEFT JOIN pg_tablespace t ON t.oid = r.spcoid;
+
+REVOKE ALL ON FUNCTION bgw_prefetch_calibrate(name, integer, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION bgw_prefetch_calibrate_apply(name, integer, integer, boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION bgw_prefetch_calibration_forget(name) FROM PUBLIC;
+REVOKE ALL ON FUNCTION bgw_prefetch_calibration_results() FROM PUBLIC;
+REVOKE ALL ON bgw_prefetch_calibration FROM PUBLIC;
+
+GRANT EXECUTE ON FUNCTION bgw_prefetch_calibration_results() TO pg_read_all_stats;
+GRANT SELECT ON bgw_prefetch_calibration TO pg_read_all_stats;

@@ -37,6 +37,8 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "access/clog.h"
 #include "access/slru.h"
 #include "access/transam.h"
@@ -56,6 +58,7 @@
 #include "storage/spin.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
@@ -68,12 +71,15 @@
  * still running with xids on the old page commit; under a load of old-xid
  * lookups a backend then evicts it within milliseconds of its last update.
  * So besides polling every bgw_prefetch.clog_writer_delay ms, the writer
- * predicts the crossing from the xid consumption rate it observed and
- * closes in on it: it sleeps half the predicted time (plus
- * CLOG_WRITER_SWITCH_MARGIN_MS) and predicts again, since the rate of a
- * few hundred milliseconds is a noisy estimate.  After a round that wrote
- * something it comes back within CLOG_WRITER_FOLLOWUP_MS, since late
- * commits re-dirty the page it just wrote.
+ * predicts the crossing from the xid consumption rate and closes in on it:
+ * it sleeps half the predicted time (plus CLOG_WRITER_SWITCH_MARGIN_MS) and
+ * predicts again.  The rate measured over one sleep is noisy (it easily
+ * doubles from one 200 ms interval to the next on a busy machine), so the
+ * prediction uses a decaying peak of it (halved every
+ * CLOG_WRITER_PEAK_HALF_LIFE_MS): better a few early wakeups than a late
+ * one.  After a round that wrote
+ * something the writer comes back within CLOG_WRITER_FOLLOWUP_MS, since
+ * late commits re-dirty the page it just wrote.
  *
  * Hibernation, as in bgwriter.c: after CLOG_WRITER_IDLE_ROUNDS consecutive
  * rounds without anything to write and without any xid being assigned,
@@ -84,6 +90,7 @@
  * page switches of every burst.
  */
 #define CLOG_WRITER_SWITCH_MARGIN_MS	1
+#define CLOG_WRITER_PEAK_HALF_LIFE_MS	1000.0
 #define CLOG_WRITER_FOLLOWUP_MS		10
 #define CLOG_WRITER_IDLE_ROUNDS		2
 #define HIBERNATE_FACTOR			50
@@ -137,9 +144,13 @@ static const char *cw_disabled_reason = NULL;
 /* Per-slot page number written in the current round (-1: none). */
 static int *cw_written_page = NULL;
 
+/* Our last published state (the writer is the only one to publish). */
+static ClogWriterState cw_state = CLOG_WRITER_NOT_RUNNING;
+
 /* Pacing state, reset whenever the writer stops being active. */
 static FullTransactionId cw_prev_next_xid;
 static TimestampTz cw_prev_round_time = 0;
+static double cw_peak_rate = 0;	/* xids per ms */
 static int	cw_idle_rounds = 0;
 
 /* The slot being written, for cleanup after an ERROR (-1: none). */
@@ -157,6 +168,7 @@ static void clog_writer_pace_reset(void);
 static long clog_writer_pace(int written, bool *hibernate);
 static void clog_writer_set_state(ClogWriterState state);
 static void clog_writer_on_exit(int code, Datum arg);
+static void clog_writer_handle_interrupts(void);
 
 PG_FUNCTION_INFO_V1(bgw_prefetch_clog_stats);
 
@@ -297,8 +309,8 @@ clog_writer_attach(void)
 		!CLOG_ARRAY_INSIDE(shared->page_lru_count, nslots * sizeof(int)) ||
 		!CLOG_ARRAY_INSIDE(shared->buffer_locks,
 						   nslots * sizeof(LWLockPadded)) ||
-		!CLOG_ARRAY_INSIDE(shared->group_lsn,
-						   nslots * BGWP_CLOG_LSNS_PER_PAGE * sizeof(XLogRecPtr)))
+		!CLOG_ARRAY_INSIDE(shared->group_lsn, nslots *
+						   BGWP_CLOG_LSNS_PER_PAGE * sizeof(XLogRecPtr)))
 		return "unexpected CLOG shared memory layout";
 	for (int slotno = 0; slotno < nslots; slotno++)
 	{
@@ -392,6 +404,7 @@ clog_writer_round(void)
 	SlruShared	shared = ClogCtl->shared;
 	int			written = 0;
 	instr_time	elapsed;
+	TimestampTz now;
 
 	INSTR_TIME_SET_ZERO(elapsed);
 
@@ -426,13 +439,14 @@ clog_writer_round(void)
 		LWLockRelease(BGWP_CLOG_CONTROL_LOCK);
 	}
 
+	now = written > 0 ? GetCurrentTimestamp() : 0;
 	SpinLockAcquire(&cw_shared->mutex);
 	cw_shared->rounds++;
 	if (written > 0)
 	{
 		cw_shared->pages_written += written;
 		cw_shared->write_time += INSTR_TIME_GET_MILLISEC(elapsed);
-		cw_shared->last_write = GetCurrentTimestamp();
+		cw_shared->last_write = now;
 	}
 	SpinLockRelease(&cw_shared->mutex);
 
@@ -489,6 +503,7 @@ clog_writer_pace_reset(void)
 {
 	cw_prev_next_xid = InvalidFullTransactionId;
 	cw_prev_round_time = 0;
+	cw_peak_rate = 0;
 	cw_idle_rounds = 0;
 }
 
@@ -527,24 +542,42 @@ clog_writer_pace(int written, bool *hibernate)
 	if (written > 0)
 		sleep_ms = Min(sleep_ms, CLOG_WRITER_FOLLOWUP_MS);
 
-	if (consumed > 0 && elapsed_ms > 0)
+	if (elapsed_ms > 0)
 	{
-		uint32		xids_left;
-		double		ms_to_switch;
+		double		decay = pow(0.5,
+								elapsed_ms / CLOG_WRITER_PEAK_HALF_LIFE_MS);
 
-		xids_left = BGWP_CLOG_XACTS_PER_PAGE -
-			XidFromFullTransactionId(next_xid) % BGWP_CLOG_XACTS_PER_PAGE;
-		ms_to_switch = (double) xids_left * elapsed_ms / consumed;
-		if (ms_to_switch / 2 + CLOG_WRITER_SWITCH_MARGIN_MS < sleep_ms)
-			sleep_ms = (long) (ms_to_switch / 2) + CLOG_WRITER_SWITCH_MARGIN_MS;
+		cw_peak_rate = Max((double) consumed / elapsed_ms,
+						   cw_peak_rate * decay);
+	}
+	if (cw_peak_rate > 0)
+	{
+		uint32		offset;
+		uint32		xids_left;
+		double		half_way;
+
+		/* 0 left when the next xid to assign is the first of a new page */
+		offset = XidFromFullTransactionId(next_xid) % BGWP_CLOG_XACTS_PER_PAGE;
+		xids_left = (BGWP_CLOG_XACTS_PER_PAGE - offset) %
+			BGWP_CLOG_XACTS_PER_PAGE;
+		half_way = xids_left / cw_peak_rate / 2;
+		if (half_way + CLOG_WRITER_SWITCH_MARGIN_MS < sleep_ms)
+			sleep_ms = (long) half_way + CLOG_WRITER_SWITCH_MARGIN_MS;
 	}
 
 	return sleep_ms;
 }
 
+/*
+ * Publish what the writer is doing (only the writer calls this).
+ */
 static void
 clog_writer_set_state(ClogWriterState state)
 {
+	if (state == cw_state)
+		return;
+	cw_state = state;
+
 	SpinLockAcquire(&cw_shared->mutex);
 	cw_shared->state = state;
 	if (state == CLOG_WRITER_DISABLED)
@@ -560,6 +593,29 @@ static void
 clog_writer_on_exit(int code, Datum arg)
 {
 	clog_writer_set_state(CLOG_WRITER_NOT_RUNNING);
+}
+
+/*
+ * Process interrupts and signals between rounds, like
+ * HandleMainLoopInterrupts(), except that a shutdown request exits with
+ * status 1: the postmaster then restarts the writer after bgw_restart_time
+ * if it was pg_terminate_backend() that asked (status 0 would unregister
+ * it for good), and does not during a server shutdown.
+ */
+static void
+clog_writer_handle_interrupts(void)
+{
+	/* includes ProcSignal barriers and memory context logging requests */
+	CHECK_FOR_INTERRUPTS();
+
+	if (ConfigReloadPending)
+	{
+		ConfigReloadPending = false;
+		ProcessConfigFile(PGC_SIGHUP);
+	}
+
+	if (ShutdownRequestPending)
+		proc_exit(1);
 }
 
 /*
@@ -631,8 +687,7 @@ bgwp_clog_writer_main(Datum main_arg)
 		bool		long_sleep = true;
 
 		ResetLatch(MyLatch);
-		HandleMainLoopInterrupts();
-		CHECK_FOR_INTERRUPTS();
+		clog_writer_handle_interrupts();
 
 		/* attach once; an ERROR while attaching leaves the reason set */
 		if (!cw_attached && cw_disabled_reason == NULL)
@@ -667,7 +722,15 @@ bgwp_clog_writer_main(Datum main_arg)
 		}
 		else
 		{
-			int			written = clog_writer_round();
+			int			written;
+
+			/*
+			 * Say so before writing, in case the round fails; but not when
+			 * waking from hibernation ("idle" promises flushed statistics).
+			 */
+			if (cw_state != CLOG_WRITER_IDLE)
+				clog_writer_set_state(CLOG_WRITER_WRITING);
+			written = clog_writer_round();
 
 			timeout = clog_writer_pace(written, &long_sleep);
 			state = long_sleep ? CLOG_WRITER_IDLE : CLOG_WRITER_WRITING;
@@ -691,8 +754,7 @@ bgwp_clog_writer_main(Datum main_arg)
 	for (;;)
 	{
 		ResetLatch(MyLatch);
-		HandleMainLoopInterrupts();
-		CHECK_FOR_INTERRUPTS();
+		clog_writer_handle_interrupts();
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, -1L,
 						 PG_WAIT_EXTENSION);
 	}

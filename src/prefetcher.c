@@ -743,7 +743,7 @@ log_scan(const PrefetchTarget *t)
 					"scan advanced %lld blocks in %.3f s (%.1f MB/s); joined at block %lld, planned %lld, prefetched %lld blocks (%.1f MB, %.3f s of read time), late %lld, wasted %lld",
 					t->autovacuum ? "automatic " : "",
 					prefetch_command_name(r->command),
-					t->rel.relname[0] ? t->rel.relname : "?",
+					t->rel.relname[0] ? t->rel.relname : "(not resolved)",
 					r->dbid, r->relid, t->obs.pid,
 					t->why_not[0] ? t->why_not : (t->abandoned ? "abandoned" : "done"),
 					(long long) r->scan_blocks, secs,
