@@ -77,17 +77,16 @@
  * doubles from one 200 ms interval to the next on a busy machine), so the
  * prediction uses a decaying peak of it (halved every
  * CLOG_WRITER_PEAK_HALF_LIFE_MS): better a few early wakeups than a late
- * one.  After a round that wrote
- * something the writer comes back within CLOG_WRITER_FOLLOWUP_MS, since
- * late commits re-dirty the page it just wrote.
+ * one.  After a round that wrote something the writer comes back within
+ * CLOG_WRITER_FOLLOWUP_MS, since late commits re-dirty the page it just
+ * wrote.
  *
  * Hibernation, as in bgwriter.c: after CLOG_WRITER_IDLE_ROUNDS consecutive
  * rounds without anything to write and without any xid being assigned,
  * sleep HIBERNATE_FACTOR times longer, but no longer than MAX_HIBERNATE_MS.
  * Unlike the bgwriter, nobody wakes the writer when work arrives, and
- * filling a CLOG page takes about a second at the highest xid rates seen
- * on small machines (~25k xids/s): hibernating longer would miss the first
- * page switches of every burst.
+ * filling a CLOG page takes about 2 s at 15k transactions/s: hibernating
+ * longer would miss the first page switches of every burst.
  */
 #define CLOG_WRITER_SWITCH_MARGIN_MS	1
 #define CLOG_WRITER_PEAK_HALF_LIFE_MS	1000.0

@@ -299,8 +299,9 @@ bgwp_define_gucs(void)
 							   check_tablespace_io_depth, assign_tablespace_io_depth,
 							   NULL);
 	DefineCustomIntVariable("bgw_prefetch.clog_writer_delay",
-							"Time the CLOG writer sleeps between rounds.",
-							NULL, &bgwp_clog_writer_delay, 200, 10, 10000,
+							"Longest time the CLOG writer sleeps between rounds while transactions are running.",
+							"It wakes earlier when the latest CLOG page is about to fill, and sleeps up to 1 s when idle.",
+							&bgwp_clog_writer_delay, 200, 10, 10000,
 							PGC_SIGHUP, GUC_UNIT_MS,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("bgw_prefetch.clog_writer_max_pages",

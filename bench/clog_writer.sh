@@ -1,0 +1,229 @@
+#!/usr/bin/env bash
+# bench/clog_writer.sh: the CLOG writer off vs on, alternated in one run.
+#
+#   sudo bash bench/clog_writer.sh        (or as any user that can run initdb)
+#
+# Needs bgw_prefetch installed ("make install").  Starts a private cluster
+# (as the "postgres" user when run as root) in a temporary directory, runs
+# the workload below in windows alternating bgw_prefetch.clog_writer off and
+# on (switched by reload), prints one line per window and a summary per
+# setting, then stops the cluster and removes the directory (KEEP=1 keeps
+# it, with the pgbench logs).
+#
+# Workload, built to make CLOG evictions, and evictions of dirty CLOG pages,
+# frequent:
+#   - shared_buffers = 16MB, so the CLOG SLRU has 4 buffers;
+#   - a table "hist" of ROWS rows, each inserted by its own transaction and
+#     never read, so that their xmins are unhinted and spread over
+#     ROWS / 32768 CLOG pages (autovacuum is off for that table);
+#   - READERS clients look up random hist rows, READ_RATE lookups/s in all
+#     (pgbench -R): each lookup of a row not read before is a CLOG lookup
+#     of an old page, so old pages are read in and evicted all the time;
+#   - WRITERS clients run small update transactions (synchronous_commit =
+#     off, as many OLTP setups do for throughput) as fast as they can: the
+#     latest CLOG page fills up every few seconds, and the page before it is
+#     left dirty, with commit LSNs that may not be flushed yet.  When a
+#     backend (a reader evicting, or a writer zeroing the next page while
+#     holding XidGenLock) has to evict it, it first flushes WAL and writes
+#     the page.  Those are the "backend CLOG writes" the writer should take
+#     over.
+# Backend CLOG writes = pg_stat_slru (Xact) blks_written - the writer's
+# pages_written; checkpoints are kept out of the windows (the checkpointer's
+# SLRU counts only reach pg_stat_slru when it exits anyway).
+#
+# Settings (environment): PAIRS (off/on pairs, default 3), SECS (seconds
+# per window, 30), WARMUP (seconds, 10), ROWS (600000), READERS (2),
+# READ_RATE (300), WRITERS (4), WRITE_RATE (transactions/s for all the
+# writers together; default unthrottled), DELAY
+# (bgw_prefetch.clog_writer_delay, 200ms), PORT (54391).
+# Unthrottled writers saturate a small machine's CPUs, and then the latency
+# percentiles mostly measure run-queue waits; WRITE_RATE below capacity
+# leaves headroom, so that latencies show the transactions' own work (tps
+# is then the rate asked for, as long as the server keeps up).
+set -euo pipefail
+
+# shellcheck source=../scripts/lib.sh
+. "$(dirname "$0")/../scripts/lib.sh"
+
+PAIRS=${PAIRS:-3}
+SECS=${SECS:-30}
+WARMUP=${WARMUP:-10}
+ROWS=${ROWS:-600000}
+READERS=${READERS:-2}
+READ_RATE=${READ_RATE:-300}
+WRITERS=${WRITERS:-4}
+WRITE_RATE=${WRITE_RATE:-}
+DELAY=${DELAY:-200ms}
+PORT=${PORT:-54391}
+BIN=$BGWP_PG_BINDIR
+
+[ -x "$BIN/initdb" ] || bgwp_die "$BIN/initdb not found: install postgresql-15"
+[ -f "$("$PG_CONFIG" --pkglibdir)/bgw_prefetch.so" ] ||
+	bgwp_die "bgw_prefetch is not installed: run make install first"
+
+WORK=$(bgwp_make_workdir bgwp-clog-bench)
+DATA=$WORK/data
+LOGS=$WORK/logs
+
+pg() { bgwp_as_pg "$WORK" "$@"; }
+sql() { pg "$BIN/psql" -X -qAt -v ON_ERROR_STOP=1 -h "$WORK" -p "$PORT" -d postgres "$@"; }
+
+cleanup() {
+	if [ -f "$DATA/postmaster.pid" ]; then
+		pg "$BIN/pg_ctl" -D "$DATA" -m fast -w stop >/dev/null 2>&1 ||
+			bgwp_warn "could not stop the cluster in $DATA"
+	fi
+	if [ "${KEEP:-0}" = 1 ]; then
+		bgwp_log "kept $WORK"
+	else
+		rm -rf "$WORK"
+	fi
+}
+trap cleanup EXIT
+trap 'echo interrupted; exit 130' INT TERM
+
+# ------------------------------------------------------------ the cluster
+bgwp_log "initdb in $DATA"
+pg "$BIN/initdb" -D "$DATA" -A trust -N >/dev/null
+pg mkdir "$LOGS"
+cat >>"$DATA/postgresql.conf" <<EOF
+port = $PORT
+listen_addresses = ''
+unix_socket_directories = '$WORK'
+shared_preload_libraries = 'bgw_prefetch'
+shared_buffers = 16MB
+synchronous_commit = off
+checkpoint_timeout = 1h
+max_wal_size = 16GB
+bgw_prefetch.clog_writer_delay = $DELAY
+EOF
+pg "$BIN/pg_ctl" -D "$DATA" -l "$WORK/server.log" -w start >/dev/null
+sql -c 'CREATE EXTENSION bgw_prefetch'
+
+bgwp_log "creating $ROWS rows, one transaction each"
+sql <<EOF
+CREATE TABLE hist (id int PRIMARY KEY, v int) WITH (autovacuum_enabled = off);
+CREATE TABLE counters (id int PRIMARY KEY, n bigint NOT NULL DEFAULT 0);
+INSERT INTO counters (id) SELECT generate_series(1, 10000);
+CREATE PROCEDURE fill_hist(n int) LANGUAGE plpgsql AS \$\$
+BEGIN
+  FOR i IN 1..n LOOP
+    INSERT INTO hist VALUES (i, i);
+    COMMIT;
+  END LOOP;
+END \$\$;
+EOF
+sql -c "CALL fill_hist($ROWS)"
+sql -c 'CHECKPOINT'
+
+pg tee "$WORK/read.sql" >/dev/null <<EOF
+\\set id random(1, $ROWS)
+SELECT v FROM hist WHERE id = :id;
+EOF
+pg tee "$WORK/write.sql" >/dev/null <<'EOF'
+\set id random(1, 10000)
+UPDATE counters SET n = n + 1 WHERE id = :id;
+EOF
+
+# ------------------------------------------------------------ one window
+wait_for() {
+	local query=$1 i
+	for i in $(seq 1 300); do
+		[ "$(sql -c "$query")" = t ] && return 0
+		sleep 0.1
+	done
+	bgwp_die "timed out waiting for: $query"
+}
+
+set_writer() {
+	sql -c "ALTER SYSTEM SET bgw_prefetch.clog_writer = $1" -c 'SELECT pg_reload_conf()' >/dev/null
+	if [ "$1" = on ]; then
+		wait_for "SELECT status IN ('writing', 'idle') FROM pg_stat_prefetch_clog"
+	else
+		wait_for "SELECT status = 'off' FROM pg_stat_prefetch_clog"
+	fi
+}
+
+# SLRU writes, writer pages, writer ms, next xid: once the clients are gone
+# (backends flush their statistics on exit) and, when on, the writer is
+# idle (it flushes its statistics before saying so).
+counters() {
+	wait_for "SELECT count(*) = 0 FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()"
+	[ "$1" = on ] && wait_for "SELECT status = 'idle' FROM pg_stat_prefetch_clog"
+	sql -F ' ' -c "SELECT (SELECT blks_written FROM pg_stat_slru WHERE name = 'Xact'),
+	                      pages_written, round(write_time::numeric, 1),
+	                      pg_snapshot_xmax(pg_current_snapshot()), rounds
+	                 FROM pg_stat_prefetch_clog"
+}
+
+# window NAME on|off SECONDS: run the workload, print one result line
+window() {
+	local name=$1 mode=$2 secs=$3
+	local before after tps throttle=()
+	[ -n "$WRITE_RATE" ] && throttle=(-R "$WRITE_RATE")
+	set_writer "$mode"
+	before=$(counters "$mode")
+	pg "$BIN/pgbench" -n -h "$WORK" -p "$PORT" -c "$WRITERS" -j 2 -T "$secs" "${throttle[@]}" \
+		-l --log-prefix="$LOGS/$name.write" -f "$WORK/write.sql" postgres \
+		>"$LOGS/$name.write.out" 2>&1 &
+	local wpid=$!
+	pg "$BIN/pgbench" -n -h "$WORK" -p "$PORT" -c "$READERS" -R "$READ_RATE" -T "$secs" \
+		-l --log-prefix="$LOGS/$name.read" -f "$WORK/read.sql" postgres \
+		>"$LOGS/$name.read.out" 2>&1 ||
+		bgwp_die "reader pgbench failed: $(cat "$LOGS/$name.read.out")"
+	wait "$wpid" || bgwp_die "writer pgbench failed: $(cat "$LOGS/$name.write.out")"
+	after=$(counters "$mode")
+	tps=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$LOGS/$name.write.out")
+	echo "$before $after" | awk -v n="$name" -v m="$mode" -v tps="$tps" '{
+		printf "%-8s %-4s %9d %7.1f %8d %8d %9.1f %7d %10.0f\n", n, m, $9 - $4,
+			($9 - $4) / 32768, ($6 - $1) - ($7 - $2), $7 - $2, $8 - $3,
+			$10 - $5, tps
+	}' | pg tee -a "$WORK/windows.txt"
+}
+
+# percentiles of the latency (µs) in pgbench -l files, in ms; with -R the
+# logged latency counts from the scheduled start, so subtract the schedule
+# lag (7th column) to get the time the transaction itself took
+latency() {
+	cat "$@" | awk '{ print $3 - (NF >= 7 ? $7 : 0) }' | sort -n | awk '
+		{ v[NR] = $1 }
+		END {
+			if (NR == 0) { print "n/a"; exit }
+			split("0.5 0.99 0.999", q, " ")
+			for (i = 1; i <= 3; i++) {
+				k = int(q[i] * NR + 0.999999); if (k < 1) k = 1
+				printf "%.2f ", v[k] / 1000
+			}
+			printf "%.2f\n", v[NR] / 1000
+		}'
+}
+
+# ------------------------------------------------------------ the run
+bgwp_log "warm-up, $WARMUP s (not counted)"
+window warmup on "$WARMUP" >/dev/null
+pg rm -f "$WORK/windows.txt"
+rm -f "$LOGS"/warmup.*
+
+bgwp_log "$PAIRS x (off, on), $SECS s each: $WRITERS writers${WRITE_RATE:+ at $WRITE_RATE tps}, $READERS readers at $READ_RATE lookups/s, delay $DELAY"
+printf '%-8s %-4s %9s %7s %8s %8s %9s %7s %10s\n' window mode xids pages backend writer writer_ms rounds write_tps
+for i in $(seq 1 "$PAIRS"); do
+	window "off$i" off "$SECS"
+	window "on$i" on "$SECS"
+done
+
+echo
+echo "summary (sums over windows; tps: mean of windows; latency in ms: p50 p99 p99.9 max,"
+echo "         without the -R schedule lag)"
+for mode in off on; do
+	awk -v m="$mode" '$2 == m { x += $3; b += $5; w += $6; t += $9; n++ }
+		END { printf "%-4s xids %d  backend CLOG writes %d  writer writes %d  write tps %.0f\n", m, x, b, w, t / n }' \
+		"$WORK/windows.txt"
+	echo "     write latency: $(latency "$LOGS"/"$mode"[0-9]*.write.[0-9]*)"
+	echo "     read latency:  $(latency "$LOGS"/"$mode"[0-9]*.read.[0-9]*)"
+done
+awk '{ b[$2] += $5; t[$2] += $9; n[$2]++ }
+	END {
+		if (b["off"] > 0)
+			printf "backend CLOG writes reduced by %.1f %%\n", 100 * (1 - b["on"] / b["off"])
+		printf "write tps on / off: %.3f\n", (t["on"] / n["on"]) / (t["off"] / n["off"])
+	}' "$WORK/windows.txt"
