@@ -207,23 +207,26 @@ clear_published_process(int code, Datum arg)
 }
 
 /*
- * Look for new scans and serve the known ones; returns the number of
- * targets now served.
+ * Look for new scans and serve the known ones.  Returns true if the monitor
+ * should poll closely: it serves targets, or an autovacuum worker exists
+ * (its next table may start at any moment; autovacuum runs no statement a
+ * hook could see).
  */
-static int
+static bool
 monitor_iteration(int64 *targets_served)
 {
 	TargetObservation found[BGWP_MAX_TARGETS];
 	int			nfound = 0;
+	bool		autovacuum_running = false;
 
 	if (bgwp_enabled)
-		nfound = targets_discover(found, BGWP_MAX_TARGETS);
+		nfound = targets_discover(found, BGWP_MAX_TARGETS, &autovacuum_running);
 	for (int i = 0; i < nfound; i++)
 		if (prefetcher_track(&found[i]))
 			(*targets_served)++;
 	prefetcher_step();
 	publish_state(*targets_served);
-	return prefetcher_active_targets();
+	return prefetcher_active_targets() > 0 || autovacuum_running;
 }
 
 /*
@@ -294,7 +297,7 @@ bgwp_monitor_main(Datum main_arg)
 
 	while (!ShutdownRequestPending)
 	{
-		int			active;
+		bool		busy;
 		int			event_fd;
 		int			events = WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH;
 
@@ -313,14 +316,14 @@ bgwp_monitor_main(Datum main_arg)
 			engine_method = bgwp_io_method;
 		}
 
-		active = monitor_iteration(&targets_served);
+		busy = monitor_iteration(&targets_served);
 		MemoryContextReset(loop_context);
 
 		event_fd = prefetcher_event_fd();
-		if (active > 0 && event_fd >= 0)
+		if (prefetcher_active_targets() > 0 && event_fd >= 0)
 			events |= WL_SOCKET_READABLE;
 		(void) WaitLatchOrSocket(MyLatch, events, event_fd,
-								 active > 0 || scan_recently_announced() ?
+								 busy || scan_recently_announced() ?
 								 ACTIVE_POLL_MS : bgwp_naptime,
 								 PG_WAIT_EXTENSION);
 	}

@@ -97,6 +97,7 @@ typedef struct PrefetchTarget
 	int64		join_block;		/* consumer's position when planning began */
 	int64		last_position;	/* VACUUM: block; ANALYZE: estimated block */
 	int64		scan_time_us;
+	TimestampTz tracked_at;
 	TimestampTz last_step;
 
 	/* relation */
@@ -307,7 +308,7 @@ prefetcher_track(const TargetObservation *obs)
 	t->first_progress = obs->position;
 	/* ANALYZE's block is estimated once the relation size is known */
 	t->last_position = obs->command == PREFETCH_CMD_VACUUM ? obs->position : 0;
-	t->last_step = GetCurrentTimestamp();
+	t->tracked_at = t->last_step = GetCurrentTimestamp();
 	t->report.dbid = obs->dbid;
 	t->report.relid = obs->relid;
 	t->report.command = obs->command;
@@ -656,7 +657,7 @@ retire_consumed(PrefetchTarget *t)
 	{
 		SubmittedRange *r = &t->ranges[t->ring_head];
 
-		if (!r->completed || (int64) (r->start + r->nblocks) > t->last_position)
+		if (!r->completed || ((int64) r->start + r->nblocks) > t->last_position)
 			break;
 		t->blocks_ahead -= r->nblocks;
 		t->ring_head = (t->ring_head + 1) % BGWP_RANGE_RING;
@@ -707,12 +708,6 @@ activate_target(PrefetchTarget *t)
 		t->nblocks = t->cur_nblocks = relation_nblocks(t);
 		t->join_block = analyze_position_lower_bound(t->obs.position, t->obs.total,
 													 t->nblocks);
-		if (t->nblocks < (BlockNumber) bgwp_min_relation_size)
-		{
-			t->state = TARGET_WATCHED;
-			strlcpy(t->why_not, "smaller than bgw_prefetch.min_relation_size", sizeof(t->why_not));
-			return;
-		}
 		t->cost = *tablespace_cost(t->relfile.spcNode);
 		if (!analyze_should_stream(t->obs.total, t->nblocks, &t->cost))
 		{
@@ -787,7 +782,7 @@ end_target(PrefetchTarget *t)
 			for (int i = 0; i < t->ring_count; i++)
 			{
 				SubmittedRange *r = &t->ranges[(t->ring_head + i) % BGWP_RANGE_RING];
-				int64		beyond = (int64) (r->start + r->nblocks) - 1 - t->last_position;
+				int64		beyond = ((int64) r->start + r->nblocks) - 1 - t->last_position;
 
 				t->report.wasted_blocks += Min(Max(beyond, 0), (int64) r->nblocks);
 			}
@@ -889,6 +884,10 @@ prefetcher_step(void)
 				case RESOLVE_PENDING:
 					break;
 				case RESOLVE_DONE:
+					elog(DEBUG1, "bgw_prefetch: relation %u resolved in %ld ms, consumer at block %lld",
+						 t->obs.relid,
+						 (long) ((now - t->tracked_at) / 1000),
+						 (long long) t->obs.position);
 					activate_target(t);
 					break;
 				case RESOLVE_FAILED:

@@ -142,23 +142,33 @@ classify(int slot, const PgBackendStatus *st, TargetObservation *obs)
 /*
  * Fill out[] with every backend currently running a watched scan of a
  * relation of at least bgw_prefetch.min_relation_size (as far as known yet).
- * Returns the number found (at most max).
+ * Returns the number found (at most max).  *autovacuum_running tells whether
+ * any autovacuum worker exists: its next table may start at any moment.
  */
 int
-targets_discover(TargetObservation *out, int max)
+targets_discover(TargetObservation *out, int max, bool *autovacuum_running)
 {
 	int			n = 0;
 
+	*autovacuum_running = false;
 	for (int slot = 0; slot < status_slots && n < max; slot++)
 	{
 		PgBackendStatus copy;
 		TargetObservation *obs = &out[n];
 
-		if (!read_slot(slot, &copy) || !classify(slot, &copy, obs))
+		if (!read_slot(slot, &copy))
 			continue;
-		/* VACUUM advertises the relation size; ANALYZE's is checked later */
-		if (obs->command == PREFETCH_CMD_VACUUM &&
-			obs->total < bgwp_min_relation_size)
+		if (copy.st_backendType == B_AUTOVAC_WORKER)
+			*autovacuum_running = true;
+		if (!classify(slot, &copy, obs))
+			continue;
+		/*
+		 * VACUUM advertises the relation size.  ANALYZE advertises its
+		 * sample size, which is the relation size for relations smaller than
+		 * the sample, and never more than it: a sample below the minimum is
+		 * either a small relation or one too sparsely sampled to stream.
+		 */
+		if (obs->total < bgwp_min_relation_size)
 			continue;
 		n++;
 	}

@@ -34,7 +34,8 @@ typedef struct TargetObservation
 } TargetObservation;
 
 extern void targets_attach(void);
-extern int	targets_discover(TargetObservation *out, int max);
+extern int	targets_discover(TargetObservation *out, int max,
+							 bool *autovacuum_running);
 extern bool targets_observe(int slot, int pid, TargetObservation *out);
 extern bool targets_read_activity(int slot, int pid, char *buf, int buflen);
 

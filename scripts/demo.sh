@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# scripts/demo.sh: see bgw_prefetch serve an autovacuum and an autoanalyze
+# of a cold table, on a throwaway server.
+#
+#   sudo bash scripts/demo.sh
+#
+# What it does: installs the packages (scripts/install-deps.sh; skipped with
+# SKIP_DEPS=1), builds and installs the extension, creates a temporary
+# cluster (as the "postgres" user, in a private directory under /tmp, on a
+# Unix socket only) that preloads bgw_prefetch and logs every watched scan,
+# loads a table of DEMO_ROWS rows (3,000,000 by default, about 400 MB),
+# freezes it, updates one row on 1% of its pages chosen at random,
+# restarts the server and drops the OS page cache so that the table is cold,
+# then lets autovacuum process it and shows what bgw_prefetch saw and did.
+# The cluster is stopped and its directory removed at the end, also on an
+# error or Ctrl-C.  It takes two to four minutes.
+set -euo pipefail
+
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+ROWS=${DEMO_ROWS:-3000000}
+PORT=${DEMO_PORT:-54329}
+WORK=
+PGDATA=
+STARTED=0
+
+cleanup() {
+	local rc=$?
+	trap - EXIT INT TERM
+	if [ "$STARTED" = 1 ]; then
+		bgwp_log "stopping the demo cluster"
+		bgwp_as_pg "$WORK" "$BGWP_PG_BINDIR/pg_ctl" -D "$PGDATA" -m fast -w stop >/dev/null ||
+			bgwp_warn "could not stop the demo cluster in $PGDATA"
+	fi
+	if [ -n "$WORK" ] && [ -d "$WORK" ]; then
+		rm -rf "$WORK"
+	fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'echo "interrupted"; exit 130' INT TERM
+
+# ---------------------------------------------------------------- set-up
+if [ "${SKIP_DEPS:-0}" != 1 ]; then
+	bash "$BGWP_ROOT/scripts/install-deps.sh"
+fi
+
+WORK=$(bgwp_make_workdir bgw_prefetch-demo)
+TREE=$WORK/src
+PGDATA=$WORK/data
+LOG=$WORK/server.log
+mkdir -p "$TREE"
+bgwp_copy_tree "$TREE"
+bgwp_log "building and installing bgw_prefetch"
+bgwp_build "$TREE"
+bgwp_install "$TREE"
+
+# psql on the demo cluster; extra arguments are psql's.
+sql() {
+	bgwp_as_pg "$WORK" "$BGWP_PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 \
+		-h "$WORK" -p "$PORT" -d postgres "$@"
+}
+# One value.
+value() {
+	sql -A -t -c "$1"
+}
+
+pg_ctl_() {
+	bgwp_as_pg "$WORK" "$BGWP_PG_BINDIR/pg_ctl" -D "$PGDATA" -l "$LOG" -w "$@" >/dev/null
+}
+
+bgwp_log "creating a throwaway cluster in $PGDATA"
+bgwp_as_pg "$WORK" "$BGWP_PG_BINDIR/initdb" -D "$PGDATA" -A trust -E UTF8 --no-locale >/dev/null
+cat >>"$PGDATA/postgresql.conf" <<EOF
+
+# ---- bgw_prefetch demo (scripts/demo.sh)
+listen_addresses = ''
+unix_socket_directories = '$WORK'
+port = $PORT
+shared_buffers = 128MB
+max_wal_size = 4GB
+track_io_timing = on
+
+shared_preload_libraries = 'bgw_prefetch'
+bgw_prefetch.log_min_duration = 0	# log every watched scan
+bgw_prefetch.min_relation_size = 8MB
+
+autovacuum_naptime = 1s
+autovacuum_vacuum_threshold = 100
+autovacuum_vacuum_scale_factor = 0
+log_autovacuum_min_duration = 0		# autovacuum's own report, for comparison
+EOF
+pg_ctl_ start
+STARTED=1
+sql -c 'CREATE EXTENSION bgw_prefetch'
+
+# ---------------------------------------------------------------- the table
+# Autovacuum is kept off the table until it is cold, so that the scans
+# shown below are the interesting ones.
+bgwp_log "loading $ROWS rows (autovacuum off for the table while loading)"
+sql <<EOF
+CREATE TABLE demo (id int, val int, pad text) WITH (autovacuum_enabled = off);
+INSERT INTO demo SELECT g, 0, repeat('x', 100) FROM generate_series(1, $ROWS) g;
+EOF
+bgwp_log "VACUUM (FREEZE) demo: every page all-visible and all-frozen"
+sql -c 'VACUUM (FREEZE) demo'
+sql -c "SELECT pg_size_pretty(pg_relation_size('demo')) AS table_size,
+               pg_relation_size('demo') / 8192 AS blocks"
+
+bgwp_log "updating one row on 1% of the pages, chosen at random"
+sql <<'EOF'
+UPDATE demo SET val = val + 1
+ WHERE ctid = ANY (ARRAY(
+       SELECT DISTINCT format('(%s,1)', floor(random() * (pg_relation_size('demo') / 8192)))::tid
+         FROM generate_series(1, (pg_relation_size('demo') / 8192 / 100)::int)));
+CHECKPOINT;
+EOF
+
+bgwp_log "restarting the server and dropping the OS page cache: the table is cold"
+pg_ctl_ stop -m fast
+STARTED=0
+sync
+if bgwp_is_root && { echo 3 >/proc/sys/vm/drop_caches; } 2>/dev/null; then
+	bgwp_log "OS page cache dropped"
+else
+	bgwp_warn "could not drop the OS page cache (needs root and a writable /proc/sys); the table may still be cached"
+fi
+LOG_OFFSET=$(($(stat -c %s "$LOG") + 1))
+pg_ctl_ start
+STARTED=1
+
+# ---------------------------------------------------------------- autovacuum
+bgwp_log "letting autovacuum at the table"
+sql -c "ALTER TABLE demo SET (autovacuum_enabled = on)"
+
+# Show pg_stat_prefetch_activity once for each scan served (the VACUUM,
+# then the ANALYZE), while autovacuum works.
+activity_shown=0
+last_scans=
+for _ in $(seq 1 900); do
+	scans=$(value "SELECT string_agg(pid || ' ' || command, ', ') FROM pg_stat_prefetch_activity")
+	if [ -n "$scans" ] && [ "$scans" != "$last_scans" ] && [ "$activity_shown" -lt 3 ]; then
+		bgwp_log "pg_stat_prefetch_activity while autovacuum runs"
+		sql -x -c 'SELECT * FROM pg_stat_prefetch_activity'
+		activity_shown=$((activity_shown + 1))
+		last_scans=$scans
+	fi
+	if [ "$(value "SELECT last_autovacuum IS NOT NULL AND last_autoanalyze IS NOT NULL
+	                 FROM pg_stat_user_tables WHERE relname = 'demo'")" = t ]; then
+		break
+	fi
+	sleep 0.2
+done
+[ "$activity_shown" -gt 0 ] ||
+	bgwp_log "(pg_stat_prefetch_activity was empty each time we looked)"
+# The monitor records a scan once it has seen it end.
+sleep 1
+
+sql -c "SELECT relname, last_autovacuum, last_autoanalyze
+          FROM pg_stat_user_tables WHERE relname = 'demo'"
+[ "$(value "SELECT last_autovacuum IS NOT NULL FROM pg_stat_user_tables WHERE relname = 'demo'")" = t ] ||
+	bgwp_warn "autovacuum did not process the table in time"
+
+bgwp_log "pg_stat_prefetch"
+sql -x -c 'SELECT * FROM pg_stat_prefetch ORDER BY datname, relname, command'
+bgwp_log "bgw_prefetch_status()"
+sql -x -c 'SELECT * FROM bgw_prefetch_status()'
+bgwp_log "pg_stat_prefetch_clog"
+sql -x -c 'SELECT * FROM pg_stat_prefetch_clog'
+bgwp_log "server log since the restart: bgw_prefetch's lines, and autovacuum's own report on the table"
+# Whole log entries (continuation lines start with a tab).
+tail -c +"$LOG_OFFSET" "$LOG" |
+	awk '/^\t/ { if (keep) print; next }
+	     { keep = /LOG:  bgw_prefetch|automatic (vacuum|analyze) of table "postgres\.public\.demo"/; if (keep) print }'
+
+bgwp_log "demo done"

@@ -1,0 +1,220 @@
+#!/usr/bin/env bash
+# scripts/test.sh: build bgw_prefetch and run all of its tests.
+#
+#   sudo bash scripts/test.sh
+#
+# Steps: install the Debian packages (scripts/install-deps.sh; skipped with
+# SKIP_DEPS=1), build with warnings as errors, install into the PostgreSQL 15
+# directories, static checks (cppcheck, clang-tidy with the repository's
+# configs), unit tests (make check-unit), then "make installcheck": the
+# pg_regress tests on a temporary instance and the TAP tests under t/.
+#
+# initdb refuses to run as root, so when started as root everything but the
+# package and library install runs as the "postgres" user in a copy of the
+# tree under a private temporary directory, removed at the end (KEEP_TMP=1
+# keeps it).  PROVE_TESTS="t/001_monitor_basic.pl ..." runs a subset of the
+# TAP tests.  On a failure the relevant logs are printed; the exit status is
+# non-zero if any step failed, and the last line counts the steps.
+set -uo pipefail
+
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+STEP_NAMES=()
+STEP_RESULTS=()
+STEP_TIMES=()
+WORK=
+TREE=
+
+# record STEP RESULT: RESULT is PASS, FAIL, or why the step did not run.
+# Steps run one after the other: a step's time is the time since the last
+# record.
+LAST_MARK=$SECONDS
+record() {
+	local took=$((SECONDS - LAST_MARK))
+	LAST_MARK=$SECONDS
+	STEP_NAMES+=("$1")
+	STEP_RESULTS+=("$2")
+	STEP_TIMES+=("${took}s")
+	bgwp_log "$1: $2 (${took}s)"
+}
+
+# A test interrupted at the wrong moment can leave its server running:
+# stop every server whose data directory is in our temporary directory
+# (and only those).
+stop_our_servers() {
+	local pidfile
+	while IFS= read -r pidfile; do
+		bgwp_as_pg "$WORK" "$BGWP_PG_BINDIR/pg_ctl" -D "${pidfile%/postmaster.pid}" \
+			-m immediate -w stop >/dev/null 2>&1 || true
+	done < <(find "$WORK" -name postmaster.pid 2>/dev/null)
+}
+
+cleanup() {
+	if [ -n "$WORK" ] && [ -d "$WORK" ]; then
+		stop_our_servers
+		if [ "${KEEP_TMP:-0}" = 1 ]; then
+			bgwp_log "kept $WORK"
+		else
+			rm -rf "$WORK"
+		fi
+	fi
+}
+
+# Print the step table and the closing line, clean up, exit.
+finish() {
+	local passed=0 failed=0 skipped=0 i
+	echo
+	echo "==================== bgw_prefetch test summary ===================="
+	for i in "${!STEP_NAMES[@]}"; do
+		printf '  %-14s %-8s %s\n' "${STEP_NAMES[$i]}" "${STEP_TIMES[$i]}" "${STEP_RESULTS[$i]}"
+		case ${STEP_RESULTS[$i]} in
+			PASS) passed=$((passed + 1)) ;;
+			FAIL*) failed=$((failed + 1)) ;;
+			*) skipped=$((skipped + 1)) ;;
+		esac
+	done
+	cleanup
+	trap - EXIT
+	if [ "$skipped" -gt 0 ]; then
+		echo "steps: $passed passed, $failed failed, $skipped skipped"
+	else
+		echo "steps: $passed passed, $failed failed"
+	fi
+	[ "$failed" -eq 0 ] && [ "${#STEP_NAMES[@]}" -gt 0 ]
+	exit $?
+}
+
+# After a failure that makes the remaining steps pointless.
+abort_after() {
+	local s
+	for s in "$@"; do
+		record "$s" "not run"
+	done
+	finish
+}
+
+trap cleanup EXIT
+trap 'echo "interrupted"; exit 130' INT TERM
+
+# Print a log file (or its last N lines) under a banner.
+show_log() {
+	local file=$1 lines=${2:-200}
+	[ -s "$file" ] || return 0
+	echo "---------------- ${file#"$TREE"/} (last $lines lines) ----------------"
+	tail -n "$lines" "$file"
+}
+
+# ---------------------------------------------------------------- packages
+if [ "${SKIP_DEPS:-0}" = 1 ]; then
+	record deps "skipped (SKIP_DEPS=1)"
+else
+	if bash "$BGWP_ROOT/scripts/install-deps.sh"; then
+		record deps PASS
+	else
+		record deps FAIL
+		abort_after build install cppcheck clang-tidy unit regress tap
+	fi
+fi
+
+[ -x "$PG_CONFIG" ] || bgwp_die "$PG_CONFIG not found: install postgresql-server-dev-15 (or run without SKIP_DEPS=1)"
+if bgwp_is_root; then
+	id "$BGWP_PG_USER" >/dev/null 2>&1 || bgwp_die "user $BGWP_PG_USER does not exist (it comes with postgresql-15)"
+fi
+
+# ---------------------------------------------------------------- build
+WORK=$(bgwp_make_workdir bgw_prefetch-test)
+TREE=$WORK/bgw_prefetch
+mkdir -p "$TREE"
+bgwp_copy_tree "$TREE"
+bgwp_log "testing a copy of $BGWP_ROOT in $TREE"
+
+if bgwp_build "$TREE"; then
+	record build PASS
+else
+	record build FAIL
+	abort_after install cppcheck clang-tidy unit regress tap
+fi
+
+if bgwp_install "$TREE"; then
+	record install PASS
+else
+	record install FAIL
+	abort_after cppcheck clang-tidy unit regress tap
+fi
+
+# ---------------------------------------------------------------- static checks
+INCLUDEDIR_SERVER=$("$PG_CONFIG" --includedir-server)
+
+# cppcheck checks one configuration, the real build's (gcc on x86-64
+# Linux): that keeps it fast and lets it see that elog(ERROR) and
+# proc_exit() do not return.
+bgwp_log "cppcheck $(cppcheck --version 2>/dev/null)"
+if (cd "$TREE" && cppcheck --quiet --error-exitcode=1 \
+		--enable=warning,performance,portability \
+		--std=c99 --language=c --library=gnu --inline-suppr \
+		--suppressions-list=.cppcheck-suppressions \
+		-D__GNUC__=12 -D__x86_64__ -D__linux__ \
+		-Isrc -I"$INCLUDEDIR_SERVER" src/*.c); then
+	record cppcheck PASS
+else
+	record cppcheck FAIL
+fi
+
+# clang-tidy reads .clang-tidy (checks and why some are disabled).
+bgwp_log "clang-tidy $(clang-tidy --version 2>/dev/null | sed -n 's/.*version \([0-9.]*\).*/\1/p' | head -n 1)"
+# shellcheck disable=SC2046
+if (cd "$TREE" && clang-tidy --quiet src/*.c -- \
+		$("$PG_CONFIG" --cppflags) -I"$INCLUDEDIR_SERVER" -Isrc) \
+		2> >(grep -v 'warnings\{0,1\} generated\.$' >&2); then
+	record clang-tidy PASS
+else
+	record clang-tidy FAIL
+fi
+
+# ---------------------------------------------------------------- unit tests
+if bgwp_as_pg "$TREE" make -s check-unit; then
+	record unit PASS
+else
+	record unit FAIL
+fi
+
+# ---------------------------------------------------------------- make installcheck
+# "make installcheck" runs pg_regress (temporary instance, test/regress.conf)
+# and then prove on t/*.pl.  It is run in two goes, each disabling the other
+# half, so that a pg_regress failure does not hide the TAP results.
+# Each half has a time limit, so that a hung server cannot eat the whole of
+# a CI run (90 minutes); the normal run takes a few minutes.
+if bgwp_as_pg "$TREE" timeout -k 30 1200 make installcheck TAP_TESTS=; then
+	record regress PASS
+else
+	record regress FAIL
+	show_log "$TREE/regression.diffs" 400
+	show_log "$TREE/log/initdb.log" 50
+	show_log "$TREE/log/postmaster.log" 200
+fi
+
+tap_args=()
+[ -n "${PROVE_TESTS:-}" ] && tap_args+=("PROVE_TESTS=$PROVE_TESTS")
+if bgwp_as_pg "$TREE" timeout -k 30 1800 make installcheck REGRESS= "${tap_args[@]}" |
+		tee "$WORK/tap.out"; then
+	record tap PASS
+else
+	record tap FAIL
+	# The logs of the failed test files only (prove's summary names them),
+	# else of all of them.
+	failed_tests=$(sed -n 's|^t/\([^ ]*\)\.pl  *(Wstat.*|\1|p' "$WORK/tap.out" | sort -u)
+	if [ -z "$failed_tests" ]; then
+		for f in "$TREE"/tmp_check/log/regress_log_*; do
+			[ -e "$f" ] && failed_tests+=" ${f##*/regress_log_}"
+		done
+	fi
+	for t in $failed_tests; do
+		show_log "$TREE/tmp_check/log/regress_log_$t" 300
+		for f in "$TREE/tmp_check/log/${t}"_*.log; do
+			[ -e "$f" ] && show_log "$f" 150
+		done
+	done
+fi
+
+finish

@@ -1,0 +1,112 @@
+--
+-- bgw_prefetch: the SQL surface on a server that preloads the library
+-- (test/regress.conf).
+--
+CREATE EXTENSION bgw_prefetch;
+
+-- The views' columns, in order.
+SELECT table_name, ordinal_position AS pos, column_name, data_type
+  FROM information_schema.columns
+ WHERE table_schema = 'public'
+   AND table_name IN ('pg_stat_prefetch', 'pg_stat_prefetch_activity',
+                      'pg_stat_prefetch_clog')
+ ORDER BY table_name COLLATE "C", ordinal_position;
+
+-- The statistics functions, with their privileges.
+SELECT p.proname, p.proretset,
+       EXISTS (SELECT 1 FROM aclexplode(p.proacl) a
+                WHERE a.grantee = 0) AS public_can_execute,
+       has_function_privilege('pg_read_all_stats', p.oid, 'EXECUTE')
+           AS pg_read_all_stats_can_execute
+  FROM pg_proc p
+  JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
+  JOIN pg_extension e ON d.refclassid = 'pg_extension'::regclass
+                     AND d.refobjid = e.oid
+ WHERE e.extname = 'bgw_prefetch'
+   AND p.proname IN ('bgw_prefetch_stats', 'bgw_prefetch_activity',
+                     'bgw_prefetch_clog_stats', 'bgw_prefetch_status',
+                     'pg_stat_prefetch_reset')
+ ORDER BY p.proname COLLATE "C";
+
+-- Both background workers run, under their own backend_type.  They start
+-- with the server, but give them a few seconds in case the test is fast;
+-- also wait until the monitor has published its I/O method.
+DO $$
+BEGIN
+  FOR i IN 1 .. 100 LOOP
+    EXIT WHEN (SELECT count(DISTINCT backend_type) FROM pg_stat_activity
+                WHERE backend_type IN ('bgw_prefetch monitor',
+                                       'bgw_prefetch clog writer')) = 2
+          AND (SELECT io_method FROM bgw_prefetch_status()) <> 'none';
+    PERFORM pg_sleep(0.1);
+  END LOOP;
+END
+$$;
+SELECT backend_type, count(*)
+  FROM pg_stat_activity
+ WHERE backend_type IN ('bgw_prefetch monitor', 'bgw_prefetch clog writer')
+ GROUP BY backend_type
+ ORDER BY backend_type COLLATE "C";
+
+-- The status function: its columns, and the values that do not depend on
+-- the machine.  io_method depends on whether io_uring is usable here: if it
+-- is not, the monitor falls back to fadvise and says why.
+SELECT a.n, a.name, format_type(a.type, NULL) AS type
+  FROM pg_proc p,
+       unnest(p.proargnames, p.proallargtypes) WITH ORDINALITY AS a(name, type, n)
+ WHERE p.proname = 'bgw_prefetch_status'
+ ORDER BY a.n;
+SELECT max_relations,
+       entries >= 0 AS entries_ok,
+       evictions = 0 AS no_evictions,
+       stats_reset <= now() AS stats_reset_ok,
+       io_method IN ('io_uring', 'fadvise') AS io_method_ok,
+       (io_method = 'fadvise') = (io_fallback_reason IS NOT NULL
+                                  OR current_setting('bgw_prefetch.io_method') = 'fadvise')
+           AS fallback_reason_consistent,
+       active_targets >= 0 AS active_targets_ok,
+       targets_served >= 0 AS targets_served_ok
+  FROM bgw_prefetch_status();
+
+-- The monitor's pid is the one in pg_stat_activity.
+SELECT monitor_pid = (SELECT pid FROM pg_stat_activity
+                       WHERE backend_type = 'bgw_prefetch monitor')
+       AS monitor_pid_matches
+  FROM bgw_prefetch_status();
+
+-- Nothing is being vacuumed or analyzed here: no activity.  Its columns can
+-- all be read.
+SELECT count(*) FROM pg_stat_prefetch_activity
+ WHERE relname IS NOT NULL OR relname IS NULL;
+
+-- The CLOG writer's view: one row.
+SELECT pages_written >= 0 AS pages_written_ok,
+       write_time >= 0 AS write_time_ok,
+       rounds >= 0 AS rounds_ok,
+       stats_reset <= now() AS stats_reset_ok,
+       status IS NOT NULL AS has_status
+  FROM pg_stat_prefetch_clog;
+
+-- Reset: pg_stat_prefetch empties, and the reset time moves forward for
+-- pg_stat_prefetch (through bgw_prefetch_status) and pg_stat_prefetch_clog.
+CREATE TEMP TABLE before_reset AS
+  SELECT (SELECT stats_reset FROM bgw_prefetch_status()) AS status_reset,
+         (SELECT stats_reset FROM pg_stat_prefetch_clog) AS clog_reset;
+SELECT pg_sleep(0.01);
+SELECT pg_stat_prefetch_reset();
+SELECT count(*) AS entries_after_reset FROM pg_stat_prefetch;
+SELECT s.entries, s.evictions,
+       s.stats_reset > b.status_reset AS status_reset_moved,
+       c.stats_reset > b.clog_reset AS clog_reset_moved,
+       c.pages_written = 0 AS clog_pages_zeroed,
+       s.stats_reset = c.stats_reset AS same_reset_time
+  FROM bgw_prefetch_status() s, pg_stat_prefetch_clog c, before_reset b;
+
+-- A VACUUM of a table smaller than bgw_prefetch.min_relation_size is not
+-- watched, and leaves no row.
+CREATE TABLE small_t AS SELECT g AS id FROM generate_series(1, 1000) g;
+VACUUM small_t;
+SELECT count(*) FROM pg_stat_prefetch WHERE relname = 'small_t';
+DROP TABLE small_t;
+
+DROP EXTENSION bgw_prefetch;

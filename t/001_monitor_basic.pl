@@ -1,0 +1,191 @@
+# The monitor end to end, with default polling: a manual VACUUM and a
+# manual ANALYZE, each slowed down with cost-based delay so that they last a
+# few seconds, are each seen exactly once, counted in pg_stat_prefetch with
+# plausible figures and logged; an autovacuum of the same table is seen by
+# itself; bgw_prefetch.enabled = off applied by SIGHUP stops the watching
+# without stopping the monitor.  A second server, which does not preload
+# the library, shows the warnings and errors a user gets there.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('monitor');
+$node->init;
+$node->append_conf(
+	'postgresql.conf', qq{
+shared_preload_libraries = 'bgw_prefetch'
+bgw_prefetch.min_relation_size = '1MB'
+bgw_prefetch.log_min_duration = 0
+autovacuum_naptime = 1s
+});
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION bgw_prefetch');
+
+# Both workers run under their own backend_type.
+ok( $node->poll_query_until(
+		'postgres',
+		"SELECT count(DISTINCT backend_type) = 2 FROM pg_stat_activity
+		  WHERE backend_type IN ('bgw_prefetch monitor', 'bgw_prefetch clog writer')"),
+	'monitor and CLOG writer are running');
+my $monitor_pid = $node->safe_psql('postgres',
+	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'bgw_prefetch monitor'");
+is($node->safe_psql('postgres', 'SELECT monitor_pid FROM bgw_prefetch_status()'),
+	$monitor_pid, 'bgw_prefetch_status() shows the monitor pid');
+
+# About 5,000 blocks (40 MB).  Autovacuum stays away from it until the
+# autovacuum part below, so that every scan of it is one of ours.
+$node->safe_psql(
+	'postgres', q{
+CREATE TABLE t (id int, pad text) WITH (autovacuum_enabled = off);
+INSERT INTO t SELECT g, repeat('x', 200) FROM generate_series(1, 160000) g;
+});
+my $nblocks = $node->safe_psql('postgres', "SELECT pg_relation_size('t') / 8192");
+cmp_ok($nblocks, '>=', 4000, "table t has $nblocks blocks");
+
+# Cost-based delay makes each scan last a few seconds, long enough for the
+# monitor (which polls every bgw_prefetch.naptime while idle) to see it.
+my $slow = "SET vacuum_cost_delay = '2ms'; SET vacuum_cost_limit = 10;";
+
+# The query for one command's row of t.
+sub stats_row
+{
+	my ($command) = @_;
+	return $node->safe_psql(
+		'postgres', qq{
+SELECT scans, scan_blocks > 0, scan_time > 0,
+       scan_read_rate > 0 AND scan_read_rate < 10000,
+       datname = current_database(), relname,
+       last_scan IS NOT NULL AND last_scan <= now()
+  FROM pg_stat_prefetch
+ WHERE relid = 't'::regclass AND command = '$command'});
+}
+
+# ---- manual VACUUM
+my $offset = -s $node->logfile;
+my $t0 = time;
+$node->safe_psql('postgres', "$slow VACUUM t;");
+note('VACUUM took about ' . (time - $t0) . ' s');
+ok( $node->poll_query_until(
+		'postgres',
+		"SELECT count(*) = 1 FROM pg_stat_prefetch WHERE relid = 't'::regclass AND command = 'vacuum'"),
+	'VACUUM was counted');
+is(stats_row('vacuum'), '1|t|t|t|t|t|t',
+	'pg_stat_prefetch: one vacuum scan of t with blocks, time, a plausible rate and names');
+ok($node->wait_for_log(qr/LOG:  bgw_prefetch: vacuum of "public\.t"/, $offset),
+	'the VACUUM scan is logged');
+
+# ---- manual ANALYZE (reads the whole table: it is smaller than the sample)
+$offset = -s $node->logfile;
+$t0 = time;
+$node->safe_psql('postgres', "$slow ANALYZE t;");
+note('ANALYZE took about ' . (time - $t0) . ' s');
+ok( $node->poll_query_until(
+		'postgres',
+		"SELECT count(*) = 1 FROM pg_stat_prefetch WHERE relid = 't'::regclass AND command = 'analyze'"),
+	'ANALYZE was counted');
+is(stats_row('analyze'), '1|t|t|t|t|t|t',
+	'pg_stat_prefetch: one analyze scan of t with blocks, time, a plausible rate and names');
+ok($node->wait_for_log(qr/LOG:  bgw_prefetch: analyze of "public\.t"/, $offset),
+	'the ANALYZE scan is logged');
+is(stats_row('vacuum'), '1|t|t|t|t|t|t', 'the ANALYZE did not count as a vacuum');
+
+is($node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_stat_prefetch_activity WHERE relid = 't'::regclass"),
+	'0', 'nothing left in pg_stat_prefetch_activity');
+
+# ---- autovacuum: low thresholds, then enough dead rows
+$offset = -s $node->logfile;
+$node->safe_psql(
+	'postgres', q{
+ALTER TABLE t SET (autovacuum_enabled = on,
+                   autovacuum_vacuum_scale_factor = 0,
+                   autovacuum_vacuum_threshold = 100,
+                   autovacuum_vacuum_cost_delay = 2,
+                   autovacuum_vacuum_cost_limit = 10,
+                   autovacuum_analyze_scale_factor = 0,
+                   autovacuum_analyze_threshold = 1000000000);
+UPDATE t SET id = id WHERE id % 160 = 0;
+});
+ok( $node->poll_query_until(
+		'postgres',
+		"SELECT scans = 2 FROM pg_stat_prefetch WHERE relid = 't'::regclass AND command = 'vacuum'"),
+	'an autovacuum of t was counted by itself');
+ok($node->wait_for_log(qr/LOG:  bgw_prefetch: automatic vacuum of "public\.t"/, $offset),
+	'the autovacuum scan is logged as automatic');
+$node->safe_psql('postgres', 'ALTER TABLE t SET (autovacuum_enabled = off)');
+
+# ---- bgw_prefetch.enabled = off, applied by SIGHUP
+$node->safe_psql(
+	'postgres', q{
+CREATE TABLE t2 (id int, pad text) WITH (autovacuum_enabled = off);
+INSERT INTO t2 SELECT g, repeat('x', 200) FROM generate_series(1, 60000) g;
+});
+$node->safe_psql('postgres', 'ALTER SYSTEM SET bgw_prefetch.enabled = off');
+$node->reload;
+is($node->safe_psql('postgres', 'SHOW bgw_prefetch.enabled'), 'off', 'enabled = off after reload');
+# The monitor reads its configuration at the top of each loop, every
+# bgw_prefetch.naptime (200 ms) while idle: give it several loops.
+sleep 2;
+$offset = -s $node->logfile;
+$node->safe_psql('postgres', "$slow VACUUM t2;");
+is($node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_stat_prefetch WHERE relid = 't2'::regclass"),
+	'0', 'with enabled = off the VACUUM of t2 is not watched');
+ok(!$node->log_contains(qr/bgw_prefetch: vacuum of "public\.t2"/, $offset),
+	'and not logged');
+is($node->safe_psql('postgres',
+		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'bgw_prefetch monitor'"),
+	$monitor_pid, 'the monitor kept running through the reload');
+
+# Enabled again.  t2's blocks are all-visible now, so make this VACUUM read
+# (and pay a delay for) every one of them.
+$node->safe_psql('postgres', 'ALTER SYSTEM RESET bgw_prefetch.enabled');
+$node->reload;
+sleep 2;
+$node->safe_psql('postgres',
+	"SET vacuum_cost_delay = '2ms'; SET vacuum_cost_limit = 1; VACUUM (DISABLE_PAGE_SKIPPING) t2;");
+ok( $node->poll_query_until(
+		'postgres',
+		"SELECT count(*) = 1 FROM pg_stat_prefetch WHERE relid = 't2'::regclass AND command = 'vacuum'"),
+	'enabled again: the next VACUUM of t2 is watched');
+
+$node->stop;
+
+# ---- a server without the library in shared_preload_libraries
+my $plain = PostgreSQL::Test::Cluster->new('not_preloaded');
+$plain->init;
+$plain->start;
+
+my ($ret, $stdout, $stderr) = $plain->psql('postgres', "LOAD 'bgw_prefetch'");
+is($ret, 0, 'LOAD succeeds');
+like(
+	$stderr,
+	qr/WARNING:  bgw_prefetch is not active: it must be loaded via shared_preload_libraries/,
+	'LOAD warns that the library must be preloaded');
+
+($ret, $stdout, $stderr) = $plain->psql('postgres', 'CREATE EXTENSION bgw_prefetch');
+is($ret, 0, 'CREATE EXTENSION works without preloading');
+
+foreach my $query (
+	'SELECT * FROM pg_stat_prefetch',
+	'SELECT * FROM pg_stat_prefetch_activity',
+	'SELECT * FROM pg_stat_prefetch_clog',
+	'SELECT * FROM bgw_prefetch_status()',
+	'SELECT pg_stat_prefetch_reset()')
+{
+	($ret, $stdout, $stderr) = $plain->psql('postgres', $query);
+	isnt($ret, 0, "$query fails");
+	like(
+		$stderr,
+		qr/ERROR:  bgw_prefetch must be loaded via shared_preload_libraries/,
+		"$query says the library must be preloaded");
+}
+is($plain->safe_psql('postgres',
+		"SELECT count(*) FROM pg_stat_activity WHERE backend_type LIKE 'bgw_prefetch%'"),
+	'0', 'no bgw_prefetch workers without preloading');
+
+$plain->stop;
+done_testing();
