@@ -49,7 +49,7 @@
 #include "vm_reader.h"
 
 /* Largest read issued: adjacent planned blocks are coalesced up to this. */
-#define BGWP_MAX_READ_BLOCKS 16
+#define BGWP_MAX_READ_BLOCKS 32
 /* Reads the engine keeps in flight at most, all targets together. */
 #define BGWP_ENGINE_MAX_INFLIGHT 1024
 /* Submitted ranges remembered per target (ahead of the consumer). */
@@ -59,7 +59,7 @@
 /* Segment files a target keeps open at most. */
 #define BGWP_OPEN_SEGMENTS 4
 /* Initial distance, in planned blocks ahead of the consumer. */
-#define BGWP_INITIAL_DISTANCE 64
+#define BGWP_INITIAL_DISTANCE 256
 
 typedef enum TargetState
 {
@@ -411,14 +411,26 @@ next_planned_block(PrefetchTarget *t, BlockNumber consumer)
 {
 	for (;;)
 	{
+		bool		overtaken = false;
+
 		while (t->planbuf_pos < t->planbuf_len)
 		{
 			BlockNumber blk = t->planbuf[t->planbuf_pos];
 
 			if (blk > consumer || (blk == consumer && t->obs.command == PREFETCH_CMD_ANALYZE))
-				return blk;
+				break;
 			t->planbuf_pos++;	/* the consumer is already there */
+			overtaken = true;
 		}
+
+		/*
+		 * The consumer reached planned blocks before they were even issued:
+		 * the prefetch is too close behind, look further ahead.
+		 */
+		if (overtaken)
+			t->distance = Min(t->distance * 2, (int64) bgwp_max_distance);
+		if (t->planbuf_pos < t->planbuf_len)
+			return t->planbuf[t->planbuf_pos];
 		if (t->plan_exhausted)
 			return InvalidBlockNumber;
 
