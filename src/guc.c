@@ -266,7 +266,7 @@ bgwp_define_gucs(void)
 							PGC_SIGHUP, GUC_UNIT_BLOCKS,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("bgw_prefetch.naptime",
-							"Time the monitor sleeps between looks for new VACUUM/ANALYZE runs while none is active.",
+							"Time the monitor sleeps between looks for VACUUM/ANALYZE while none runs and no autovacuum worker exists.",
 							NULL, &bgwp_naptime, 200, 10, 3600 * 1000,
 							PGC_SIGHUP, GUC_UNIT_MS,
 							NULL, NULL, NULL);

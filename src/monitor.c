@@ -15,9 +15,11 @@
  * interrupts, so barriers are absorbed within one iteration.  It holds no
  * heavyweight lock, ever.
  *
- * The loop sleeps bgw_prefetch.naptime while nothing is running and a
+ * The loop sleeps bgw_prefetch.naptime while nothing is running, and a
  * short fixed interval (or until a read completes, through the I/O
- * engine's eventfd) while it serves targets.  An ERROR inside an iteration
+ * engine's eventfd) while it serves targets, while an autovacuum worker
+ * exists, and for a moment after a backend announced a manual VACUUM or
+ * ANALYZE.  An ERROR inside an iteration
  * is caught at the bottom of the stack as in bgwriter.c: it is logged,
  * every target is abandoned (reads drained, files closed), and the loop
  * goes on after a second; it never takes the server down.
