@@ -8,7 +8,7 @@
  * storage: cold-cache 8 kB reads of randomly chosen blocks in ascending
  * order ("sorted random", the order of VACUUM's and ANALYZE's reads) and in
  * random order ("unsorted random", what fio's randread does) at depths 1,
- * 2, 4, ... max_depth, and 128 kB sequential reads (the prefetcher's largest
+ * 2, 4, ... max_depth, and 256 kB sequential reads (the prefetcher's largest
  * read, which it streams ANALYZE windows with) at depths 1 to 8.  Each step
  * reads from a cold page cache: the file is written, fdatasync'd (so that
  * every page is clean) and dropped with posix_fadvise(POSIX_FADV_DONTNEED)
@@ -119,9 +119,13 @@ PG_FUNCTION_INFO_V1(bgw_prefetch_calibration_results);
 /* Deepest depth bgw_prefetch.tablespace_io_depth accepts (guc.c) */
 #define CAL_MAX_RECORDED_DEPTH 1000
 
-/* Reads: 8 kB random, 128 kB sequential (prefetcher.c's largest read) */
+/*
+ * Reads: 8 kB random; 256 kB sequential, the prefetcher's largest read
+ * (BGWP_MAX_READ_BLOCKS in prefetcher.c, private there: keep in step), so
+ * that seq_us_per_block is what its streaming costs.
+ */
 #define CAL_RANDOM_READ		BLCKSZ
-#define CAL_SEQ_READ		(16 * BLCKSZ)
+#define CAL_SEQ_READ		(32 * BLCKSZ)
 #define CAL_SEQ_MAX_DEPTH	8
 
 /* Step length: reads, sample density (1 block in N), time */

@@ -29,7 +29,7 @@
  * The recorded calibration of tablespace spcid, if there is one: the
  * recommended prefetch depth (1 .. 1000), and the costs in microseconds of
  * wall time per 8 kB block for the AnalyzeCostModel of analyze_plan.h:
- * streaming with 128 kB sequential reads, and scattered sorted reads at the
+ * streaming with 256 kB sequential reads, and scattered sorted reads at the
  * depth the consumer's own prefetch gets (the tablespace's
  * maintenance_io_concurrency when the calibration was applied).  Any output
  * pointer may be NULL.  Returns false, leaving the outputs alone, when the

@@ -245,6 +245,8 @@ append_sysctl_note(char *buf, size_t size)
 		return;
 	val[n] = '\0';
 	val[strcspn(val, "\n")] = '\0';
+	if (strcmp(val, "0") == 0)
+		return;					/* the sysctl allows io_uring: not the cause */
 	len = strlen(buf);
 	snprintf(buf + len, size - len, " (kernel.io_uring_disabled=%s)", val);
 }

@@ -331,7 +331,13 @@ bgwp_monitor_main(Datum main_arg)
 	}
 
 	prefetcher_stop(true);
-	proc_exit(0);
+
+	/*
+	 * Exit code 1: the postmaster forgets a worker that exits with 0, and a
+	 * monitor stopped by SIGTERM outside a shutdown (pg_terminate_backend)
+	 * must come back after bgw_restart_time.
+	 */
+	proc_exit(1);
 }
 
 /*

@@ -58,6 +58,8 @@
 #define BGWP_PLAN_CHUNK 256
 /* Segment files a target keeps open at most. */
 #define BGWP_OPEN_SEGMENTS 4
+/* Blocks the counting planner walks per step at most (about 1 ms). */
+#define BGWP_COUNT_BUDGET 131072
 /* Initial distance, in planned blocks ahead of the consumer. */
 #define BGWP_INITIAL_DISTANCE 256
 
@@ -108,8 +110,11 @@ typedef struct PrefetchTarget
 	BlockNumber cur_nblocks;	/* ANALYZE: the file's size as far as known */
 
 	/* plan */
-	VacuumPlanState vplan;
+	VacuumPlanState vplan;		/* VACUUM: the blocks to read next */
 	VmReader	vm;
+	VacuumPlanState count_plan; /* VACUUM: counts planned blocks, far ahead */
+	VmReader	count_vm;
+	bool		count_done;
 	AnalyzeCostModel cost;
 	BlockNumber analyze_frontier;	/* ANALYZE: first block not yet streamed */
 	uint32		planbuf[BGWP_PLAN_CHUNK];
@@ -165,6 +170,8 @@ static MemoryContext prefetch_context = NULL;
 
 static void end_target(PrefetchTarget *t);
 static void release_target(PrefetchTarget *t);
+static void count_planned_blocks(PrefetchTarget *t, BlockNumber consumer,
+								 uint32 budget);
 
 /*
  * Create the engine with the configured method.  The fallback reason, if
@@ -424,6 +431,21 @@ next_planned_block(PrefetchTarget *t, BlockNumber consumer)
 		}
 
 		/*
+		 * A VACUUM that went past the planner itself: re-join it where it
+		 * is, as when it was first joined.  Walking on from behind would
+		 * decide the ranges around it on visibility-map bits the VACUUM has
+		 * just set.
+		 */
+		if (t->obs.command == PREFETCH_CMD_VACUUM && !t->plan_exhausted &&
+			t->planbuf_pos >= t->planbuf_len &&
+			vacuum_plan_position(&t->vplan) <= consumer && consumer > 0)
+		{
+			vacuum_plan_init_at(&t->vplan, t->nblocks, t->rel.skip_mode,
+								consumer + 1);
+			overtaken = true;
+		}
+
+		/*
 		 * The consumer reached planned blocks before they were even issued:
 		 * the prefetch is too close behind, look further ahead.
 		 */
@@ -441,8 +463,6 @@ next_planned_block(PrefetchTarget *t, BlockNumber consumer)
 											  t->planbuf, BGWP_PLAN_CHUNK);
 			if (t->planbuf_len == 0)
 				t->plan_exhausted = true;
-			else
-				t->report.planned_blocks += t->planbuf_len;
 		}
 		else
 		{
@@ -677,6 +697,44 @@ retire_consumed(PrefetchTarget *t)
 	}
 }
 
+/*
+ * Count a VACUUM's planned blocks with a second planner that runs far ahead
+ * of it, at most budget blocks per call: the count must be taken on
+ * visibility-map bits the VACUUM has not set yet, whereas the planner that
+ * issues reads stays only its distance ahead and may fall behind.  Should
+ * the VACUUM overtake the counter too, it is re-joined where the VACUUM is
+ * (the blocks read in between cannot be known, and are not counted).
+ */
+static void
+count_planned_blocks(PrefetchTarget *t, BlockNumber consumer, uint32 budget)
+{
+	uint32		start;
+	uint32		scratch[BGWP_PLAN_CHUNK];
+	int			n;
+
+	if (t->count_done)
+		return;
+	if (vacuum_plan_position(&t->count_plan) <= consumer && consumer > 0)
+	{
+		vacuum_plan_init_at(&t->count_plan, t->nblocks, t->rel.skip_mode,
+							consumer + 1);
+		t->report.planned_blocks++; /* the block it reads now */
+	}
+	vm_reader_invalidate(&t->count_vm);
+	start = vacuum_plan_position(&t->count_plan);
+	while (vacuum_plan_position(&t->count_plan) - start < budget)
+	{
+		n = vacuum_plan_next(&t->count_plan, vm_reader_bits, &t->count_vm,
+							 scratch, lengthof(scratch));
+		if (n == 0)
+		{
+			t->count_done = true;
+			break;
+		}
+		t->report.planned_blocks += n;
+	}
+}
+
 /* ---------------- target lifecycle ---------------- */
 
 /*
@@ -714,6 +772,8 @@ activate_target(PrefetchTarget *t)
 		}
 		else
 			vacuum_plan_init(&t->vplan, t->nblocks, t->rel.skip_mode);
+		t->count_plan = t->vplan;
+		vm_reader_init(&t->count_vm, t->relfile);
 	}
 	else
 	{
@@ -774,20 +834,13 @@ end_target(PrefetchTarget *t)
 {
 	if (t->state != TARGET_DRAINING)
 	{
-		/*
-		 * A VACUUM that finished read its whole plan: count the part not
-		 * yet fetched from the planner, so that planned_blocks is what the
-		 * VACUUM read (VACUUM VERBOSE's "scanned").
-		 */
+		if (t->state == TARGET_RESOLVING)
+			strlcpy(t->why_not, "ended before its relation was resolved",
+					sizeof(t->why_not));
+		/* a VACUUM that finished read its whole plan: count all of it */
 		if (t->state == TARGET_ACTIVE && t->obs.command == PREFETCH_CMD_VACUUM &&
 			!t->abandoned)
-		{
-			int			n;
-
-			while ((n = vacuum_plan_next(&t->vplan, vm_reader_bits, &t->vm,
-										 t->planbuf, BGWP_PLAN_CHUNK)) > 0)
-				t->report.planned_blocks += n;
-		}
+			count_planned_blocks(t, 0, UINT32_MAX);
 		t->state = TARGET_DRAINING;
 		if (t->abandoned)
 		{
@@ -826,7 +879,10 @@ release_target(PrefetchTarget *t)
 		if (t->segments[s].fd >= 0)
 			close(t->segments[s].fd);
 	if (t->vm_open)
+	{
 		vm_reader_close(&t->vm);
+		vm_reader_close(&t->count_vm);
+	}
 	if (t->ranges)
 		pfree(t->ranges);
 	memset(t, 0, sizeof(*t));
@@ -842,7 +898,17 @@ follow_consumer(PrefetchTarget *t, TimestampTz now)
 {
 	TargetObservation obs;
 
-	if (!targets_observe(t->obs.slot, t->obs.pid, &obs) || !same_scan(&obs, &t->obs))
+	switch (targets_observe(t->obs.slot, t->obs.pid, &obs))
+	{
+		case OBSERVE_GONE:
+			t->abandoned = true;	/* terminated mid-scan */
+			return false;
+		case OBSERVE_ENDED:
+			return false;
+		case OBSERVE_WATCHED:
+			break;
+	}
+	if (!same_scan(&obs, &t->obs))
 		return false;
 	if (obs.position < t->obs.position && obs.command == PREFETCH_CMD_VACUUM)
 		return false;			/* a new scan of the same relation */
@@ -910,6 +976,9 @@ prefetcher_step(void)
 		}
 		if (t->state == TARGET_ACTIVE)
 		{
+			if (t->obs.command == PREFETCH_CMD_VACUUM)
+				count_planned_blocks(t, (BlockNumber) t->last_position,
+									 BGWP_COUNT_BUDGET);
 			retire_consumed(t);
 			if (t->obs.phase == SCAN_PHASE_SCANNING)
 				submit_reads(t);

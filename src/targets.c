@@ -176,17 +176,17 @@ targets_discover(TargetObservation *out, int max, bool *autovacuum_running)
 }
 
 /*
- * Re-read one known target.  Returns false when the slot no longer holds
- * a watched command of the same process.
+ * Re-read one known target: is its process still running a watched
+ * command, done with it, or gone (terminated, or exited)?
  */
-bool
+ObserveResult
 targets_observe(int slot, int pid, TargetObservation *out)
 {
 	PgBackendStatus copy;
 
 	if (!read_slot(slot, &copy) || copy.st_procpid != pid)
-		return false;
-	return classify(slot, &copy, out);
+		return OBSERVE_GONE;
+	return classify(slot, &copy, out) ? OBSERVE_WATCHED : OBSERVE_ENDED;
 }
 
 /*

@@ -36,7 +36,15 @@ typedef struct TargetObservation
 extern void targets_attach(void);
 extern int	targets_discover(TargetObservation *out, int max,
 							 bool *autovacuum_running);
-extern bool targets_observe(int slot, int pid, TargetObservation *out);
+/* What re-reading a known target's slot found. */
+typedef enum ObserveResult
+{
+	OBSERVE_WATCHED,			/* still a watched command: *out is filled */
+	OBSERVE_ENDED,				/* the same process, its command is over */
+	OBSERVE_GONE				/* the process has exited */
+} ObserveResult;
+
+extern ObserveResult targets_observe(int slot, int pid, TargetObservation *out);
 extern bool targets_read_activity(int slot, int pid, char *buf, int buflen);
 
 #endif							/* BGWP_TARGETS_H */

@@ -64,6 +64,13 @@ extern void vacuum_plan_init(VacuumPlanState *state, uint32_t rel_pages,
 extern void vacuum_plan_init_at(VacuumPlanState *state, uint32_t rel_pages,
 								VacuumSkipMode mode, uint32_t first_block);
 
+/* Where the plan is: every block it emits from now on is >= this. */
+static inline uint32_t
+vacuum_plan_position(const VacuumPlanState *state)
+{
+	return state->next_block;
+}
+
 /*
  * Emit up to max_out blocks, ascending, into out[].  Returns the number
  * emitted; 0 means the plan is exhausted.  Successive calls continue where

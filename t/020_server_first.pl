@@ -1,0 +1,332 @@
+# The server comes first: nothing bgw_prefetch does may block or break
+# database-level and table-level DDL around the scans it serves.
+#
+# - DROP DATABASE, ten times, of a database whose table is being vacuumed
+#   and prefetched: WITH (FORCE) while the VACUUM runs, or plainly right
+#   after it ends, with DROP DATABASE of another database while the monitor
+#   is busy (PostgreSQL 15's DROP DATABASE waits until every process,
+#   the monitor included, has absorbed a ProcSignalBarrier);
+# - CREATE DATABASE x TEMPLATE y, ten times, while autovacuum vacuums y's
+#   table and the monitor prefetches it (CREATE DATABASE ends autovacuum in
+#   the template and waits for every other connection to it, resolvers
+#   included);
+# - DROP TABLE, TRUNCATE, VACUUM FULL and CLUSTER of a table right after
+#   its watched VACUUM or ANALYZE (queued behind it from a second session,
+#   and run by the same session right after it), and of another table while
+#   the scan runs: each succeeds, the scan's target ends, and a later VACUUM
+#   is prefetched again.
+#
+# Each DDL statement must succeed within a few seconds, the monitor must
+# keep its pid, and no process may crash.  A scan whose backend is
+# terminated mid-way (DROP DATABASE WITH (FORCE), CREATE DATABASE ending an
+# autovacuum) must be logged as 'abandoned', one that ran to its end as
+# 'done' (doc/reference.md, "Log lines").
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time);
+
+my $node = PostgreSQL::Test::Cluster->new('server_first');
+$node->init;
+$node->append_conf(
+	'postgresql.conf', qq{
+shared_preload_libraries = 'bgw_prefetch'
+autovacuum = off
+autovacuum_naptime = 1s
+bgw_prefetch.min_relation_size = 0
+bgw_prefetch.log_min_duration = 0
+bgw_prefetch.naptime = 20ms
+log_line_prefix = '%m [%p] %b '
+});
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION bgw_prefetch');
+
+my $monitor = $node->safe_psql('postgres',
+	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'bgw_prefetch monitor'");
+like($monitor, qr/^\d+$/, 'the monitor runs');
+
+# A frozen table of $rows rows of 900 bytes (8 a block): VACUUM
+# (DISABLE_PAGE_SKIPPING) then reads every block without dirtying any, at
+# the pace the cost delay sets.
+sub create_big
+{
+	my ($db, $name, $rows, $extra) = @_;
+	$extra //= '';
+	$node->safe_psql(
+		$db, qq{
+CREATE TABLE $name (id int, pad text) WITH (fillfactor = 100, autovacuum_enabled = off);
+INSERT INTO $name SELECT g, repeat('x', 900) FROM generate_series(1, $rows) g;
+$extra
+VACUUM (FREEZE) $name;
+});
+	return;
+}
+
+# Run $sql in $db in the background, slowed by the cost delay; returns the
+# BackgroundPsql session (the statement is running when it returns).
+sub start_slow
+{
+	my ($db, $sql, $delay) = @_;
+	my $s = $node->background_psql($db, on_error_stop => 0);
+	my $pid = $s->query_safe(
+		"SET vacuum_cost_delay = '$delay'; SET vacuum_cost_limit = 20; SELECT pg_backend_pid()");
+	$s->query_until(qr/slow statement starts/, "\\echo slow statement starts\n$sql;\n");
+	return wantarray ? ($s, $pid) : $s;
+}
+
+# The outcome the monitor logged for the scan of $rel by backend $pid:
+# done, abandoned, or why it was not prefetched.
+sub logged_outcome
+{
+	my ($rel, $pid, $offset) = @_;
+	my $re = qr/bgw_prefetch: (?:automatic )?(?:vacuum|analyze) of "public\.$rel" \(database \d+, relation \d+, pid $pid\) ([^:]+):/;
+	$node->wait_for_log($re, $offset);
+	my ($outcome) = slurp_file($node->logfile, $offset) =~ $re;
+	return $outcome;
+}
+
+sub quit_session
+{
+	my ($s) = @_;
+	eval { $s->quit; };
+	return;
+}
+
+# Wait until the monitor prefetches relation $rel of database $db.  The
+# relation is looked up in its own database (the extension's views exist in
+# postgres only; the function behind them serves every database).
+sub wait_prefetching
+{
+	my ($db, $rel, $what) = @_;
+	my $relid = $node->safe_psql($db, "SELECT '$rel'::regclass::oid");
+	ok( $node->poll_query_until(
+			'postgres',
+			"SELECT count(*) > 0 FROM bgw_prefetch_activity() a
+			   JOIN pg_database d ON d.oid = a.datid
+			  WHERE d.datname = '$db' AND a.relid = $relid
+			    AND a.state = 'prefetching' AND a.prefetched_blocks > 0"),
+		"$what: $db.$rel is being prefetched");
+	return $relid;
+}
+
+# Run one statement, which must succeed within $limit seconds.
+sub timed_ok
+{
+	my ($db, $sql, $limit, $what) = @_;
+	my $t0 = time;
+	my ($ret, $stdout, $stderr) = $node->psql($db, $sql);
+	my $took = time - $t0;
+	is($ret, 0, "$what: succeeds") or diag($stderr);
+	cmp_ok($took, '<', $limit, sprintf("$what: took %.2f s", $took));
+	return;
+}
+
+sub monitor_unchanged
+{
+	my ($what) = @_;
+	is( $node->safe_psql(
+			'postgres',
+			"SELECT pid FROM pg_stat_activity WHERE backend_type = 'bgw_prefetch monitor'"),
+		$monitor,
+		"$what: same monitor");
+}
+
+# A later VACUUM in postgres is prefetched.
+sub check_served_again
+{
+	my ($what) = @_;
+	$node->safe_psql('postgres', 'SELECT pg_stat_prefetch_reset()');
+	$node->safe_psql('postgres',
+		"SET vacuum_cost_delay = '4ms'; SET vacuum_cost_limit = 20; VACUUM (DISABLE_PAGE_SKIPPING) probe;"
+	);
+	ok( $node->poll_query_until(
+			'postgres',
+			"SELECT scans = 1 AND prefetched_blocks > 0 FROM pg_stat_prefetch
+			  WHERE relid = 'probe'::regclass AND command = 'vacuum'"),
+		"$what: a later VACUUM is prefetched");
+}
+
+create_big('postgres', 'probe', 24000);
+
+# ---- DROP DATABASE x 10
+$node->safe_psql('postgres', 'CREATE DATABASE tmpl_big');
+create_big('tmpl_big', 'big', 24000);
+
+for my $i (1 .. 10)
+{
+	my $db = "dd_$i";
+	$node->safe_psql('postgres', "CREATE DATABASE $db TEMPLATE tmpl_big");
+	$node->safe_psql('postgres', "CREATE DATABASE idle_$i");
+	my $offset = -s $node->logfile;
+	my ($s, $pid) = start_slow($db, 'VACUUM (DISABLE_PAGE_SKIPPING) big', '10ms');
+	wait_prefetching($db, 'big', "DROP DATABASE #$i");
+
+	# the monitor is busy: a DROP DATABASE elsewhere still gets its barrier
+	timed_ok('postgres', "DROP DATABASE idle_$i", 5,
+		"DROP DATABASE #$i of another database while $db is prefetched");
+
+	if ($i % 2)
+	{
+		# the VACUUM is terminated, the files go while they are read
+		timed_ok('postgres', "DROP DATABASE $db WITH (FORCE)", 5,
+			"DROP DATABASE #$i WITH (FORCE) during the watched VACUUM");
+		# the VACUUM was terminated mid-scan: the prefetcher gave it up
+		is(logged_outcome('big', $pid, $offset), 'abandoned',
+			"DROP DATABASE #$i WITH (FORCE): the terminated VACUUM's scan is logged as abandoned");
+	}
+	else
+	{
+		# right after the VACUUM ends and its session disconnects, while
+		# its target ends and its resolver may still be around
+		quit_session($s);
+		timed_ok('postgres', "DROP DATABASE $db", 5,
+			"DROP DATABASE #$i right after the watched VACUUM");
+		is(logged_outcome('big', $pid, $offset), 'done',
+			"DROP DATABASE #$i: the VACUUM that ran to its end is logged as done");
+	}
+	quit_session($s);
+	ok( $node->poll_query_until(
+			'postgres',
+			"SELECT count(*) = 0 FROM bgw_prefetch_activity()
+			  WHERE datid NOT IN (SELECT oid FROM pg_database)"),
+		"DROP DATABASE #$i: no target left on the dropped database");
+}
+monitor_unchanged('after 10 DROP DATABASE');
+check_served_again('after 10 DROP DATABASE');
+
+# ---- CREATE DATABASE x TEMPLATE y x 10, while autovacuum vacuums y
+$node->safe_psql('postgres', 'CREATE DATABASE y');
+$node->safe_psql(
+	'y', q{
+CREATE TABLE t (id int, n int, pad text) WITH (fillfactor = 85, autovacuum_enabled = off);
+INSERT INTO t SELECT g, 0, repeat('x', 800) FROM generate_series(1, 27000) g;
+VACUUM (FREEZE) t;
+ALTER TABLE t SET (autovacuum_enabled = on,
+                   autovacuum_vacuum_threshold = 0,
+                   autovacuum_vacuum_scale_factor = 0,
+                   autovacuum_vacuum_insert_threshold = -1,
+                   autovacuum_vacuum_cost_delay = 10,
+                   autovacuum_vacuum_cost_limit = 20,
+                   autovacuum_analyze_threshold = 2000000000);
+});
+$node->safe_psql('postgres', 'ALTER SYSTEM SET autovacuum = on');
+$node->reload;
+
+for my $i (1 .. 10)
+{
+	# a dead row version on every page (HOT: the page has room), so that
+	# autovacuum must read every page again
+	$node->safe_psql('y', 'UPDATE t SET n = n + 1 WHERE id % 9 = 0');
+	my $offset = -s $node->logfile;
+	ok( $node->poll_query_until(
+			'postgres',
+			"SELECT count(*) > 0 FROM pg_stat_prefetch_activity a
+			   JOIN pg_stat_activity p ON p.pid = a.pid
+			  WHERE a.datname = 'y' AND p.backend_type = 'autovacuum worker'
+			    AND a.state = 'prefetching'"),
+		"CREATE DATABASE #$i: autovacuum of y.t is being prefetched");
+	my $av = $node->safe_psql('postgres',
+		"SELECT pid FROM pg_stat_prefetch_activity WHERE datname = 'y'");
+	timed_ok('postgres', "CREATE DATABASE x_$i TEMPLATE y", 10,
+		"CREATE DATABASE x_$i TEMPLATE y during the watched autovacuum");
+	# CREATE DATABASE ended the autovacuum mid-scan
+	is(logged_outcome('t', $av, $offset), 'abandoned',
+		"CREATE DATABASE #$i: the autovacuum it ended is logged as abandoned");
+	is($node->safe_psql("x_$i", 'SELECT count(*) FROM t'), '27000', "x_$i is a full copy");
+	timed_ok('postgres', "DROP DATABASE x_$i", 5, "DROP DATABASE x_$i");
+}
+$node->safe_psql('postgres', 'ALTER SYSTEM SET autovacuum = off');
+$node->reload;
+# no autovacuum left running in y (it may have been mid-way)
+ok( $node->poll_query_until(
+		'postgres',
+		"SELECT count(*) = 0 FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'"),
+	'autovacuum workers gone');
+timed_ok('postgres', 'DROP DATABASE y', 10, 'DROP DATABASE y (the template)');
+monitor_unchanged('after 10 CREATE DATABASE ... TEMPLATE');
+check_served_again('after 10 CREATE DATABASE ... TEMPLATE');
+
+# ---- table DDL around watched VACUUM / ANALYZE
+my %ddl = (
+	'DROP TABLE' => 'DROP TABLE %t',
+	'TRUNCATE' => 'TRUNCATE %t',
+	'VACUUM FULL' => 'VACUUM FULL %t',
+	'CLUSTER' => 'CLUSTER %t USING %t_id');
+
+sub ddl_for
+{
+	my ($name, $table) = @_;
+	(my $sql = $ddl{$name}) =~ s/%t/$table/g;
+	return $sql;
+}
+my $k = 0;
+foreach my $command ('VACUUM (DISABLE_PAGE_SKIPPING)', 'ANALYZE')
+{
+	my $cmd = $command =~ /^VACUUM/ ? 'vacuum' : 'analyze';
+	foreach my $name (sort keys %ddl)
+	{
+		$k++;
+		my ($a, $b, $c) = ("a_$k", "b_$k", "c_$k");
+		my $label = "$name around $cmd";
+		foreach my $t ($a, $b, $c)
+		{
+			create_big('postgres', $t, 12000, "CREATE INDEX ${t}_id ON $t (id);");
+		}
+		my $offset = -s $node->logfile;
+
+		# 1. while the scan of a runs: the DDL on another table b, at once;
+		#    the same DDL on a, queued behind the scan by its lock
+		my $s = start_slow('postgres', "$command $a", '20ms');
+		my $relid = wait_prefetching('postgres', $a, $label);
+		timed_ok('postgres', ddl_for($name, $b), 5,
+			"$label: $name of another table during the scan");
+		my $q = $node->background_psql('postgres', on_error_stop => 0);
+		$q->query_until(qr/ddl queued/,
+			"\\echo ddl queued\n" . ddl_for($name, $a) . ";\n");
+		is( $node->safe_psql(
+				'postgres',
+				"SELECT state FROM bgw_prefetch_activity() WHERE relid = $relid"),
+			'prefetching',
+			"$label: the scan of $a is still prefetched");
+		$s->query('SELECT 1');    # the scan ends, the queued DDL runs
+		my ($out, $err) = $q->query('SELECT 1');
+		is($err, 0, "$label: the queued $name of $a succeeded");
+		quit_session($q);
+		quit_session($s);
+
+		# 2. the same session runs the DDL the moment the scan ends
+		$s = start_slow('postgres', "$command $c; " . ddl_for($name, $c), '20ms');
+		wait_prefetching('postgres', $c, $label);
+		($out, $err) = $s->query('SELECT 1');
+		is($err, 0, "$label: $name of $c right after its scan succeeded");
+		quit_session($s);
+
+		ok( $node->poll_query_until(
+				'postgres', 'SELECT count(*) = 0 FROM bgw_prefetch_activity()'),
+			"$label: the targets ended");
+		my $log = slurp_file($node->logfile, $offset);
+		like($log, qr/bgw_prefetch: $cmd of "public\.$a" .* (done|abandoned)/,
+			"$label: the scan of $a was logged");
+		like($log, qr/bgw_prefetch: $cmd of "public\.$c" .* (done|abandoned)/,
+			"$label: the scan of $c was logged");
+		$node->safe_psql('postgres', "DROP TABLE IF EXISTS $a, $b, $c");
+	}
+}
+monitor_unchanged('after table DDL');
+check_served_again('after table DDL');
+
+# ---- the log
+my $log = slurp_file($node->logfile);
+unlike($log, qr/was terminated by signal|TRAP:|PANIC:|server processes terminated/,
+	'no process crashed');
+unlike($log, qr/bgw_prefetch monitor (ERROR|FATAL)/, 'the monitor reported no error');
+my @resolver_errors = $log =~ /(bgw_prefetch resolver (?:ERROR|FATAL):.*)/g;
+note("resolver errors (contained, a resolver started for a database being dropped): "
+	  . scalar(@resolver_errors));
+unlike(join("\n", @resolver_errors), qr/ERROR/, 'no resolver ERROR');
+
+$node->stop;
+done_testing();

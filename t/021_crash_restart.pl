@@ -1,0 +1,359 @@
+# Crashes, signals and shutdowns of bgw_prefetch's processes.
+#
+# - kill -9 of the monitor, of the CLOG writer and of a resolver (caught
+#   while it waits for a lock on pg_tablespace) while a slowed VACUUM is
+#   being prefetched: the postmaster runs crash recovery, both static workers
+#   come back with new pids, the data is intact and the next VACUUM is
+#   served again;
+# - pg_cancel_backend() of the monitor while it prefetches: the ERROR is
+#   contained (same pid), its files are not leaked, and it serves again;
+# - SIGTERM of the monitor and of the CLOG writer: each exits promptly and
+#   is restarted by the postmaster (bgw_restart_time is 10 s);
+# - pg_ctl stop -m fast and -m immediate while a VACUUM is being
+#   prefetched: the stop is quick and the server restarts and serves.
+#
+# Throughout, no process may die by a signal we did not send, and no server
+# process may end in a crash restart we did not cause.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time usleep);
+
+my $node = PostgreSQL::Test::Cluster->new('crash_restart');
+$node->init;
+$node->append_conf(
+	'postgresql.conf', qq{
+shared_preload_libraries = 'bgw_prefetch'
+autovacuum = off
+restart_after_crash = on
+bgw_prefetch.min_relation_size = 0
+bgw_prefetch.log_min_duration = 0
+bgw_prefetch.naptime = 20ms
+log_line_prefix = '%m [%p] %b '
+});
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION bgw_prefetch');
+
+# A 3,000-block table, frozen, so that VACUUM (DISABLE_PAGE_SKIPPING) reads
+# every block without dirtying any: its pace is then set by the cost delay.
+$node->safe_psql(
+	'postgres', q{
+CREATE TABLE big (id int, pad text) WITH (fillfactor = 100, autovacuum_enabled = off);
+INSERT INTO big SELECT g, repeat('x', 900) FROM generate_series(1, 24000) g;
+VACUUM (FREEZE) big;
+CREATE TABLE ledger (id int PRIMARY KEY, val bigint) WITH (autovacuum_enabled = off);
+INSERT INTO ledger SELECT g, g * 7 FROM generate_series(1, 50000) g;
+});
+
+my $checksum_query = q{
+SELECT count(*), sum(val), md5(string_agg(id || ':' || val, ',' ORDER BY id))
+  FROM ledger};
+my $ledger_rows = 50000;
+
+sub worker_pid
+{
+	my ($type) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT pid FROM pg_stat_activity WHERE backend_type = '$type'");
+}
+
+# Wait until a worker of this type runs with a pid other than $old.
+sub wait_new_worker
+{
+	my ($type, $old, $what) = @_;
+	ok( $node->poll_query_until(
+			'postgres',
+			"SELECT count(*) = 1 FROM pg_stat_activity
+			  WHERE backend_type = '$type' AND pid <> $old"),
+		"$what: $type is back with a new pid");
+}
+
+# Start a VACUUM of big in the background, slowed to last several seconds;
+# returns the psql session (BackgroundPsql).
+sub start_slow_vacuum
+{
+	my ($delay) = @_;
+	my $s = $node->background_psql('postgres', on_error_stop => 0);
+	$s->query_safe("SET vacuum_cost_delay = '$delay'; SET vacuum_cost_limit = 20");
+	$s->query_until(qr/vacuum starts/,
+		"\\echo vacuum starts\nVACUUM (DISABLE_PAGE_SKIPPING) big;\n");
+	return $s;
+}
+
+# The session's psql may be gone (crash restart): quit without dying.
+sub quit_session
+{
+	my ($s) = @_;
+	eval { $s->quit; };
+	return;
+}
+
+# Cancel the slowed VACUUM of big, if one runs, rather than wait for it.
+sub cancel_vacuum
+{
+	$node->safe_psql('postgres',
+		"SELECT pg_cancel_backend(pid) FROM pg_stat_progress_vacuum WHERE relid = 'big'::regclass");
+	return;
+}
+
+sub wait_prefetching
+{
+	my ($what) = @_;
+	ok( $node->poll_query_until(
+			'postgres',
+			"SELECT count(*) = 1 FROM pg_stat_prefetch_activity
+			  WHERE relid = 'big'::regclass AND state = 'prefetching'
+			    AND prefetched_blocks > 0"),
+		"$what: the VACUUM of big is being prefetched");
+}
+
+# A later VACUUM is served: pg_stat_prefetch gets a scan with reads.
+sub check_served_again
+{
+	my ($what) = @_;
+	$node->safe_psql('postgres', 'SELECT pg_stat_prefetch_reset()');
+	$node->safe_psql('postgres',
+		"SET vacuum_cost_delay = '4ms'; SET vacuum_cost_limit = 20; VACUUM (DISABLE_PAGE_SKIPPING) big;");
+	ok( $node->poll_query_until(
+			'postgres',
+			"SELECT scans = 1 AND prefetched_blocks > 0 FROM pg_stat_prefetch
+			  WHERE relid = 'big'::regclass AND command = 'vacuum'"),
+		"$what: a later VACUUM is prefetched again");
+}
+
+sub check_data
+{
+	my ($expected, $what) = @_;
+	is($node->safe_psql('postgres', $checksum_query), $expected,
+		"$what: ledger is intact");
+}
+
+# Commit more rows before each crash: what was committed must survive.
+sub add_rows
+{
+	my $from = $ledger_rows + 1;
+	$ledger_rows += 1000;
+	$node->safe_psql('postgres',
+		"INSERT INTO ledger SELECT g, g * 7 FROM generate_series($from, $ledger_rows) g");
+	return $node->safe_psql('postgres', $checksum_query);
+}
+
+# Kill -9 one process of ours while a VACUUM is prefetched; check recovery.
+sub crash_and_recover
+{
+	my ($what, $victim_query, $checksum) = @_;
+	my $monitor = worker_pid('bgw_prefetch monitor');
+	my $writer = worker_pid('bgw_prefetch clog writer');
+	my $victim = $node->safe_psql('postgres', $victim_query);
+	like($victim, qr/^\d+$/, "$what: victim pid found");
+
+	my $offset = -s $node->logfile;
+	kill 'KILL', $victim;
+	ok( $node->wait_for_log(
+			qr/\(PID $victim\) was terminated by signal 9: Killed.*all server processes terminated; reinitializing.*database system is ready to accept connections/s,
+			$offset),
+		"$what: the postmaster ran a crash restart");
+	my $log = slurp_file($node->logfile, $offset);
+	like($log, qr/database system was interrupted|database system was not properly shut down/,
+		"$what: crash recovery ran");
+	wait_new_worker('bgw_prefetch monitor', $monitor, $what);
+	wait_new_worker('bgw_prefetch clog writer', $writer, $what);
+	check_data($checksum, $what);
+	is($node->safe_psql('postgres',
+			'SELECT monitor_pid = (SELECT pid FROM pg_stat_activity WHERE backend_type = \'bgw_prefetch monitor\') FROM bgw_prefetch_status()'),
+		't', "$what: bgw_prefetch_status() shows the new monitor");
+	is($node->safe_psql('postgres', 'SELECT count(*) >= 0 FROM pg_stat_prefetch'),
+		't', "$what: pg_stat_prefetch can be read");
+	return;
+}
+
+my $crashes_caused = 0;
+
+# ---- kill -9 of the monitor while it prefetches
+{
+	my $checksum = add_rows();
+	my $s = start_slow_vacuum('10ms');
+	wait_prefetching('monitor kill');
+	crash_and_recover('monitor kill',
+		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'bgw_prefetch monitor'",
+		$checksum);
+	$crashes_caused++;
+	quit_session($s);
+	check_served_again('after the monitor was killed');
+}
+
+# ---- kill -9 of the CLOG writer while the monitor prefetches
+{
+	my $checksum = add_rows();
+	my $s = start_slow_vacuum('10ms');
+	wait_prefetching('CLOG writer kill');
+	crash_and_recover('CLOG writer kill',
+		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'bgw_prefetch clog writer'",
+		$checksum);
+	$crashes_caused++;
+	quit_session($s);
+	check_served_again('after the CLOG writer was killed');
+}
+
+# ---- kill -9 of a resolver.  A resolver lives for one catalog lookup; hold
+# an exclusive lock on pg_tablespace (which it reads to find the
+# tablespace's depth, and the VACUUM does not need) so that it waits long
+# enough to be caught.  While the lock is held, queries must not need
+# pg_tablespace either: the planner reads it for the page costs of a table,
+# so query the functions, not the views joined with pg_class.
+{
+	my $big = $node->safe_psql('postgres', "SELECT 'big'::regclass::oid");
+	my $checksum = add_rows();
+	my $locker = $node->background_psql('postgres');
+	$locker->query_safe('BEGIN; LOCK TABLE pg_tablespace IN ACCESS EXCLUSIVE MODE');
+	my $s = start_slow_vacuum('10ms');
+	ok( $node->poll_query_until(
+			'postgres',
+			"SELECT count(*) = 1 FROM pg_stat_activity
+			  WHERE backend_type = 'bgw_prefetch resolver' AND wait_event_type = 'Lock'"),
+		'resolver kill: a resolver waits for the lock');
+	is($node->safe_psql('postgres',
+			"SELECT state FROM bgw_prefetch_activity() WHERE relid = $big"),
+		'resolving', 'resolver kill: the target is resolving meanwhile');
+	crash_and_recover('resolver kill',
+		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'bgw_prefetch resolver'",
+		$checksum);
+	$crashes_caused++;
+	quit_session($s);
+	quit_session($locker);
+	check_served_again('after a resolver was killed');
+}
+
+# ---- pg_cancel_backend() of the monitor while it prefetches: the ERROR is
+# caught in the monitor's loop.  Repeat it more often than there are target
+# slots (64), so that anything a failed iteration leaks shows.
+{
+	my $monitor = worker_pid('bgw_prefetch monitor');
+	my $fds_before = scalar(() = glob("/proc/$monitor/fd/*"));
+	my $offset = -s $node->logfile;
+	my $cancels = 0;
+	my $s = start_slow_vacuum('100ms');
+	wait_prefetching('cancel');
+	for my $i (1 .. 80)
+	{
+		# cancel only while the target is served again after the last one
+		last
+		  unless $node->poll_query_until(
+			'postgres',
+			"SELECT count(*) = 1 FROM pg_stat_prefetch_activity
+			  WHERE relid = 'big'::regclass AND state IN ('prefetching', 'paused', 'resolving')");
+		$node->safe_psql('postgres', "SELECT pg_cancel_backend($monitor)");
+		$cancels++;
+		usleep(50_000);
+	}
+	is($cancels, 80, 'cancel: the monitor was cancelled 80 times while serving');
+	cancel_vacuum();
+	quit_session($s);
+	my $log = slurp_file($node->logfile, $offset);
+	my $errors = () = $log =~ /\[$monitor\] bgw_prefetch monitor ERROR:  canceling statement due to user request/g;
+	cmp_ok($errors, '>=', 1, "cancel: the monitor logged the cancels as ERRORs ($errors)");
+	is(worker_pid('bgw_prefetch monitor'), $monitor,
+		'cancel: the monitor survived every cancel (same pid)');
+	unlike($log, qr/was terminated by signal|exited with exit code/,
+		'cancel: no process died');
+	ok( $node->poll_query_until(
+			'postgres', 'SELECT active_targets = 0 FROM bgw_prefetch_status()'),
+		'cancel: no target left behind');
+	my $fds_after = scalar(() = glob("/proc/$monitor/fd/*"));
+	cmp_ok($fds_after, '<=', $fds_before + 2,
+		"cancel: the monitor's open files did not grow ($fds_before -> $fds_after)");
+	check_served_again('after 80 cancels');
+	is(worker_pid('bgw_prefetch monitor'), $monitor, 'cancel: still the same monitor');
+}
+
+# ---- SIGTERM of the monitor and of the CLOG writer: each exits and is
+# restarted (bgw_restart_time = 10 s)
+foreach my $type ('bgw_prefetch monitor', 'bgw_prefetch clog writer')
+{
+	my $s;
+	$s = start_slow_vacuum('10ms') if $type eq 'bgw_prefetch monitor';
+	wait_prefetching('SIGTERM') if $s;
+	my $pid = worker_pid($type);
+	my $offset = -s $node->logfile;
+	my $t0 = time;
+	kill 'TERM', $pid;
+	ok( $node->poll_query_until(
+			'postgres',
+			"SELECT count(*) = 0 FROM pg_stat_activity WHERE pid = $pid"),
+		"SIGTERM: $type exits");
+	my $exit_time = time - $t0;
+	cmp_ok($exit_time, '<', 5, sprintf("SIGTERM: $type exited promptly (%.2f s)", $exit_time));
+	if ($s)
+	{
+		cancel_vacuum();
+		quit_session($s);
+	}
+
+	my $back = 0;
+	while (time - $t0 < 20)
+	{
+		my $now = worker_pid($type);
+		if ($now ne '' && $now ne $pid)
+		{
+			$back = 1;
+			last;
+		}
+		usleep(250_000);
+	}
+	ok($back, "SIGTERM: $type is restarted by the postmaster within 20 s");
+	unlike(slurp_file($node->logfile, $offset), qr/was terminated by signal|all server processes terminated/,
+		"SIGTERM: $type: no crash restart");
+	if (!$back)
+	{
+		# keep testing the rest with a complete server
+		diag("$type did not come back after SIGTERM; restarting the server");
+		$node->restart;
+	}
+}
+check_served_again('after SIGTERM');
+
+# ---- pg_ctl stop while a VACUUM is being prefetched
+foreach my $mode ('fast', 'immediate')
+{
+	my $checksum = add_rows();
+	my $s = start_slow_vacuum('10ms');
+	wait_prefetching("stop -m $mode");
+	my $t0 = time;
+	$node->stop($mode);
+	my $took = time - $t0;
+	cmp_ok($took, '<', 10, sprintf("stop -m $mode took %.2f s", $took));
+	quit_session($s);
+	my $offset = -s $node->logfile;
+	$node->start;
+	my $log = slurp_file($node->logfile, $offset);
+	if ($mode eq 'immediate')
+	{
+		like($log, qr/database system was interrupted|not properly shut down/,
+			'stop -m immediate: recovery at restart');
+	}
+	else
+	{
+		like($log, qr/database system was shut down at/, 'stop -m fast: clean shutdown');
+	}
+	ok( $node->poll_query_until(
+			'postgres',
+			"SELECT count(DISTINCT backend_type) = 2 FROM pg_stat_activity
+			  WHERE backend_type IN ('bgw_prefetch monitor', 'bgw_prefetch clog writer')"),
+		"stop -m $mode: both workers run after the restart");
+	check_data($checksum, "stop -m $mode");
+	check_served_again("after stop -m $mode");
+}
+
+# ---- the whole log: only the crashes we caused
+my $log = slurp_file($node->logfile);
+my $restarts = () = $log =~ /all server processes terminated; reinitializing/g;
+is($restarts, $crashes_caused, "exactly the $crashes_caused crash restarts we caused");
+my $signalled = () = $log =~ /was terminated by signal/g;
+is($signalled, $crashes_caused, 'no process died by a signal we did not send');
+unlike($log, qr/TRAP:|PANIC:|was terminated by exception/, 'no assertion failure or PANIC');
+
+$node->stop;
+done_testing();

@@ -1,0 +1,274 @@
+# Running out of things: worker slots, statistics entries, target slots;
+# and not leaking any over hundreds of targets.
+#
+# - max_worker_processes = 3 (the monitor, the CLOG writer and the logical
+#   replication launcher take all three): every VACUUM/ANALYZE is only
+#   watched ('no worker to resolve the relation'), "no background worker
+#   slot free" is logged once (rate-limited), not once per scan or per loop,
+#   the monitor stays up and does not spin;
+# - bgw_prefetch.max_relations = 100 and 130 tables vacuumed: the statistics
+#   hash stays at 100 entries and counts evictions;
+# - more concurrent VACUUMs (66) than the monitor has target slots (64): the
+#   surplus is ignored, nothing overflows;
+# - over 250 more targets the monitor's open files and private memory do
+#   not grow.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time usleep);
+
+my $node = PostgreSQL::Test::Cluster->new('resources');
+$node->init;
+$node->append_conf(
+	'postgresql.conf', qq{
+shared_preload_libraries = 'bgw_prefetch'
+autovacuum = off
+max_worker_processes = 3
+max_parallel_workers = 0
+bgw_prefetch.min_relation_size = 0
+bgw_prefetch.log_min_duration = 0
+bgw_prefetch.naptime = 20ms
+log_line_prefix = '%m [%p] %b '
+});
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION bgw_prefetch');
+
+sub monitor_pid
+{
+	return $node->safe_psql('postgres',
+		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'bgw_prefetch monitor'");
+}
+
+# /proc/<pid>/status fields (kB) and the number of open files.
+sub proc_usage
+{
+	my ($pid) = @_;
+	my %u;
+	my $status = slurp_file("/proc/$pid/status");
+	for my $f ('VmRSS', 'RssAnon')
+	{
+		($u{$f}) = $status =~ /^$f:\s+(\d+) kB/m;
+	}
+	$u{fds} = scalar(() = glob("/proc/$pid/fd/*"));
+	return \%u;
+}
+
+# user + system CPU time of a process, in seconds
+sub cpu_seconds
+{
+	my ($pid) = @_;
+	my $stat = slurp_file("/proc/$pid/stat");
+	$stat =~ s/^.*\) //;    # past the command name
+	my @f = split / /, $stat;
+	# fields 14 and 15 of stat(5), counted from pid = 1
+	return ($f[11] + $f[12]) / 100.0;
+}
+
+# from here on, every scan is one no resolver can be started for
+my $offset = -s $node->logfile;
+$node->safe_psql(
+	'postgres', q{
+CREATE TABLE big (id int, pad text) WITH (fillfactor = 100, autovacuum_enabled = off);
+INSERT INTO big SELECT g, repeat('x', 900) FROM generate_series(1, 24000) g;
+VACUUM (FREEZE) big;
+});
+
+# ---- no background worker slot for a resolver
+is( $node->safe_psql(
+		'postgres',
+		"SELECT string_agg(backend_type, ', ' ORDER BY backend_type) FROM pg_stat_activity
+		  WHERE backend_type IN ('bgw_prefetch monitor', 'bgw_prefetch clog writer',
+		                         'logical replication launcher')"),
+	'bgw_prefetch clog writer, bgw_prefetch monitor, logical replication launcher',
+	'the three static workers fill max_worker_processes = 3');
+
+my $monitor = monitor_pid();
+my $cpu0 = cpu_seconds($monitor);
+my $t0 = time;
+my $seen_watching = 0;
+my $vacuums = 0;
+while (time - $t0 < 6)
+{
+	my $s = $node->background_psql('postgres');
+	$s->query_safe("SET vacuum_cost_delay = '4ms'; SET vacuum_cost_limit = 20");
+	my $command = $vacuums % 3 == 2 ? 'ANALYZE big' : 'VACUUM (DISABLE_PAGE_SKIPPING) big';
+	$s->query_until(qr/go/, "\\echo go\n$command;\n");
+	$seen_watching++
+	  if $node->poll_query_until(
+		'postgres',
+		"SELECT count(*) = 1 FROM pg_stat_prefetch_activity
+		  WHERE relid = 'big'::regclass AND state = 'watching: no worker to resolve the relation'");
+	$s->quit;
+	$vacuums++;
+}
+my $elapsed = time - $t0;
+my $cpu = cpu_seconds($monitor) - $cpu0;
+is($seen_watching, $vacuums,
+	"no worker slot: each of $vacuums scans was shown as 'watching: no worker to resolve the relation'");
+ok( $node->poll_query_until(
+		'postgres', 'SELECT active_targets = 0 FROM bgw_prefetch_status()'),
+	'no worker slot: targets ended');
+my $log = slurp_file($node->logfile, $offset);
+my $complaints = () = $log =~ /bgw_prefetch: no background worker slot free/g;
+is($complaints, 1,
+	sprintf('no worker slot: logged once over %.1f s and %d scans (and the set-up)', $elapsed, $vacuums));
+like($log, qr/no background worker slot free.*\n.*HINT:  Consider increasing max_worker_processes \(currently 3\)/,
+	'no worker slot: the hint names max_worker_processes');
+my $lines = () = $log =~ /bgw_prefetch: (vacuum|analyze) of ".*" .* no worker to resolve the relation: scan advanced/g;
+cmp_ok($lines, '>=', $vacuums, "no worker slot: each scan is logged with the reason ($lines)");
+unlike($log, qr/bgw_prefetch monitor (ERROR|FATAL)/, 'no worker slot: no error');
+is(monitor_pid(), $monitor, 'no worker slot: same monitor');
+cmp_ok($cpu, '<', 0.25 * $elapsed,
+	sprintf('no worker slot: the monitor used %.2f s of CPU in %.1f s (no busy loop)', $cpu, $elapsed));
+is($node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_stat_prefetch WHERE relid = 'big'::regclass AND prefetched_blocks > 0"),
+	'0', 'no worker slot: nothing was prefetched');
+
+# ---- a full statistics hash; enough worker slots from here on
+$node->append_conf(
+	'postgresql.conf', qq{
+max_worker_processes = 80
+bgw_prefetch.max_relations = 100
+});
+$node->restart;
+$monitor = monitor_pid();
+
+# 5-block tables, scanned at 10 ms a block: about 0.05 s each, long enough
+# for the monitor (polling every 10 ms while a scan runs or was just
+# announced, else every naptime = 20 ms) to see every one.
+my $ntables = 130;
+$node->safe_psql(
+	'postgres', qq{
+DO \$\$
+BEGIN
+  FOR i IN 1..$ntables LOOP
+    EXECUTE format('CREATE TABLE s_%s (id int, pad text) WITH (autovacuum_enabled = off)', i);
+    EXECUTE format('INSERT INTO s_%s SELECT g, repeat(''x'', 900) FROM generate_series(1, 40) g', i);
+  END LOOP;
+END
+\$\$;
+});
+my $slow_small = "SET vacuum_cost_delay = '10ms'; SET vacuum_cost_limit = 1;";
+
+sub vacuum_tables
+{
+	my ($command, $from, $to) = @_;
+	my $list = join(', ', map { "s_$_" } $from .. $to);
+	$node->safe_psql('postgres', "$slow_small $command $list;");
+	return;
+}
+
+vacuum_tables('VACUUM (DISABLE_PAGE_SKIPPING)', 1, $ntables);
+ok( $node->poll_query_until(
+		'postgres', 'SELECT active_targets = 0 FROM bgw_prefetch_status()'),
+	'full hash: targets ended');
+my ($entries, $max, $evictions, $served) = split /\|/,
+  $node->safe_psql('postgres',
+	'SELECT entries, max_relations, evictions, targets_served FROM bgw_prefetch_status()');
+note("after $ntables VACUUMs: entries $entries, evictions $evictions, targets served $served");
+cmp_ok($served, '>=', $ntables - 5, "full hash: most of the $ntables VACUUMs were served ($served)");
+is($max, 100, 'full hash: max_relations is 100');
+is($entries, 100, 'full hash: the hash holds max_relations entries');
+cmp_ok($evictions, '>=', $served - 100, "full hash: evictions counted ($evictions)");
+cmp_ok($evictions, '>', 0, 'full hash: evictions > 0');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM pg_stat_prefetch'),
+	$entries, 'full hash: pg_stat_prefetch shows the entries');
+# the least recently used went first: the last tables vacuumed are all there
+is( $node->safe_psql(
+		'postgres',
+		"SELECT count(*) FROM pg_stat_prefetch
+		  WHERE relname IN ('s_121','s_122','s_123','s_124','s_125','s_126','s_127','s_128','s_129','s_130')"),
+	'10', 'full hash: the most recent tables were kept');
+is($node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_stat_prefetch WHERE relname IN ('s_1', 's_2', 's_3')"),
+	'0', 'full hash: the oldest tables were evicted');
+
+# ---- more concurrent scans than target slots (64)
+{
+	my $nsessions = 66;
+	$node->safe_psql(
+		'postgres', qq{
+DO \$\$
+BEGIN
+  FOR i IN 1..$nsessions LOOP
+    EXECUTE format('CREATE TABLE c_%s (id int, pad text) WITH (autovacuum_enabled = off)', i);
+    EXECUTE format('INSERT INTO c_%s SELECT g, repeat(''x'', 900) FROM generate_series(1, 480) g', i);
+  END LOOP;
+END
+\$\$;
+});
+	$node->safe_psql('postgres',
+		'VACUUM (FREEZE) ' . join(', ', map { "c_$_" } 1 .. $nsessions));
+	my @sessions;
+	for my $i (1 .. $nsessions)
+	{
+		my $s = $node->background_psql('postgres');
+		# 60 blocks at 100 ms each: 6 s
+		$s->query_safe("SET vacuum_cost_delay = '100ms'; SET vacuum_cost_limit = 1");
+		push @sessions, $s;
+	}
+	for my $i (1 .. $nsessions)
+	{
+		$sessions[ $i - 1 ]->query_until(qr/go/, "\\echo go\nVACUUM (DISABLE_PAGE_SKIPPING) c_$i;\n");
+	}
+	my ($max_rows, $max_active, $running) = (0, 0, 0);
+	my $t1 = time;
+	while (time - $t1 < 5)
+	{
+		my ($rows, $active, $vac) = split /\|/,
+		  $node->safe_psql(
+			'postgres',
+			"SELECT (SELECT count(*) FROM pg_stat_prefetch_activity),
+			        (SELECT active_targets FROM bgw_prefetch_status()),
+			        (SELECT count(*) FROM pg_stat_progress_vacuum)");
+		$max_rows = $rows if $rows > $max_rows;
+		$max_active = $active if $active > $max_active;
+		$running = $vac if $vac > $running;
+		usleep(100_000);
+	}
+	note("concurrent: up to $running VACUUMs ran, up to $max_active targets, $max_rows activity rows");
+	cmp_ok($running, '>', 64, "concurrent: more than 64 VACUUMs ran at once ($running)");
+	is($max_active, 64, 'concurrent: the monitor served its 64 target slots, no more');
+	cmp_ok($max_rows, '<=', 64, 'concurrent: pg_stat_prefetch_activity never showed more than 64 rows');
+	$_->quit for @sessions;
+	ok( $node->poll_query_until(
+			'postgres', 'SELECT active_targets = 0 FROM bgw_prefetch_status()'),
+		'concurrent: targets ended');
+	is(monitor_pid(), $monitor, 'concurrent: same monitor');
+}
+
+# ---- no leak over 250 targets (the 130 above were the warm-up)
+my $before = proc_usage($monitor);
+my $served_before = $node->safe_psql('postgres', 'SELECT targets_served FROM bgw_prefetch_status()');
+vacuum_tables('VACUUM (DISABLE_PAGE_SKIPPING)', 1, 100);
+vacuum_tables('ANALYZE', 1, 50);
+vacuum_tables('VACUUM (DISABLE_PAGE_SKIPPING)', 31, 130);
+$node->safe_psql('postgres',
+	"SET vacuum_cost_delay = '4ms'; SET vacuum_cost_limit = 20; VACUUM (DISABLE_PAGE_SKIPPING) big;");
+ok( $node->poll_query_until(
+		'postgres', 'SELECT active_targets = 0 FROM bgw_prefetch_status()'),
+	'leaks: targets ended');
+my $after = proc_usage($monitor);
+my $served_now = $node->safe_psql('postgres', 'SELECT targets_served FROM bgw_prefetch_status()');
+my $targets = $served_now - $served_before;
+note("monitor before: fds $before->{fds}, VmRSS $before->{VmRSS} kB, RssAnon $before->{RssAnon} kB; "
+	  . "after $targets targets: fds $after->{fds}, VmRSS $after->{VmRSS} kB, RssAnon $after->{RssAnon} kB");
+cmp_ok($targets, '>=', 200, "leaks: $targets more targets served");
+cmp_ok(abs($after->{fds} - $before->{fds}), '<=', 2,
+	"leaks: open files of the monitor unchanged ($before->{fds} -> $after->{fds})");
+cmp_ok($after->{RssAnon} - $before->{RssAnon}, '<', 5 * 1024,
+	"leaks: private memory of the monitor grew < 5 MB ($before->{RssAnon} -> $after->{RssAnon} kB)");
+cmp_ok($after->{VmRSS} - $before->{VmRSS}, '<', 5 * 1024,
+	"leaks: RSS of the monitor grew < 5 MB ($before->{VmRSS} -> $after->{VmRSS} kB)");
+is(monitor_pid(), $monitor, 'leaks: same monitor');
+
+$log = slurp_file($node->logfile);
+unlike($log, qr/was terminated by signal|TRAP:|PANIC:|server processes terminated/,
+	'no process crashed');
+unlike($log, qr/bgw_prefetch (monitor|resolver) (ERROR|FATAL)/, 'no bgw_prefetch error');
+
+$node->stop;
+done_testing();

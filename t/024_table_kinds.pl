@@ -1,0 +1,407 @@
+# Every kind of table VACUUM and ANALYZE meet is either prefetched or
+# deliberately left alone, and says which:
+#
+# - unlogged table and materialized view: prefetched;
+# - temporary table: only watched, 'temporary table' in the live view, the
+#   log and (nothing prefetched) in pg_stat_prefetch;
+# - TOAST table: its own target when VACUUM gets to it, prefetched;
+# - partitions: VACUUM and ANALYZE of a partitioned table serve each
+#   partition;
+# - inheritance children: ANALYZE of the parent follows the child being
+#   sampled, each child gets its 'analyze' row;
+# - mapped catalogs (pg_class, and the shared pg_authid): prefetched from
+#   the files the relation mapper names;
+# - a table in a tablespace of its own: prefetched, with the depth from
+#   bgw_prefetch.tablespace_io_depth, else from the tablespace's
+#   maintenance_io_concurrency, else from the server's, each shown with its
+#   source, and never more reads in flight than that depth;
+# - a table that grows during the scan (concurrent INSERTs) or shrank before
+#   it (VACUUM truncation): the prefetch stays within the blocks the scan
+#   reads.
+use strict;
+use warnings;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+
+my $node = PostgreSQL::Test::Cluster->new('table_kinds');
+$node->init;
+$node->append_conf(
+	'postgresql.conf', qq{
+shared_preload_libraries = 'bgw_prefetch'
+autovacuum = off
+bgw_prefetch.min_relation_size = 0
+bgw_prefetch.log_min_duration = 0
+bgw_prefetch.naptime = 20ms
+log_line_prefix = '%m [%p] %b '
+});
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION bgw_prefetch');
+
+my $slow = "SET vacuum_cost_delay = '4ms'; SET vacuum_cost_limit = 20;";
+
+# Fill a table with $rows rows of 900 bytes (8 a block) and freeze it, so
+# that VACUUM (DISABLE_PAGE_SKIPPING) reads every block at the pace the cost
+# delay sets.
+sub fill
+{
+	my ($table, $rows, $from) = @_;
+	$from //= 1;
+	my $to = $from + $rows - 1;
+	$node->safe_psql('postgres',
+		"INSERT INTO $table SELECT g, repeat('x', 900) FROM generate_series($from, $to) g");
+	return;
+}
+
+# Run $sql slowed in a background session; returns the session.
+sub start_slow
+{
+	my ($sql, $delay, $setup) = @_;
+	$setup //= '';
+	my $s = $node->background_psql('postgres', on_error_stop => 0);
+	$s->query_safe("$setup SET vacuum_cost_delay = '$delay'; SET vacuum_cost_limit = 20;");
+	$s->query_until(qr/slow statement starts/, "\\echo slow statement starts\n$sql;\n");
+	return $s;
+}
+
+# pg_stat_prefetch: "scans|planned > 0|prefetched > 0" for one relation.
+sub stats_of
+{
+	my ($relid, $command) = @_;
+	# the monitor adds a scan to the statistics when it sees it end
+	$node->poll_query_until('postgres',
+		"SELECT count(*) = 0 FROM bgw_prefetch_activity() WHERE relid = $relid AND command = '$command'");
+	return $node->safe_psql('postgres',
+		"SELECT scans, planned_blocks > 0, prefetched_blocks > 0
+		   FROM pg_stat_prefetch WHERE relid = $relid AND command = '$command'");
+}
+
+sub oid_of
+{
+	my ($rel) = @_;
+	return $node->safe_psql('postgres', "SELECT '$rel'::regclass::oid");
+}
+
+sub reset_stats
+{
+	$node->safe_psql('postgres', 'SELECT pg_stat_prefetch_reset()');
+	return;
+}
+
+# ---- unlogged table
+$node->safe_psql('postgres',
+	'CREATE UNLOGGED TABLE ul (id int, pad text) WITH (fillfactor = 100, autovacuum_enabled = off)');
+fill('ul', 24000);
+$node->safe_psql('postgres', 'VACUUM (FREEZE) ul');
+reset_stats();
+$node->safe_psql('postgres', "$slow VACUUM (DISABLE_PAGE_SKIPPING) ul;");
+is(stats_of(oid_of('ul'), 'vacuum'), '1|t|t', 'unlogged table: VACUUM prefetched');
+$node->safe_psql('postgres', "$slow ANALYZE ul;");
+is(stats_of(oid_of('ul'), 'analyze'), '1|t|t', 'unlogged table: ANALYZE prefetched');
+
+# ---- materialized view
+$node->safe_psql(
+	'postgres', q{
+CREATE MATERIALIZED VIEW mv WITH (fillfactor = 100, autovacuum_enabled = off) AS
+  SELECT g AS id, repeat('x', 900) AS pad FROM generate_series(1, 24000) g;
+VACUUM (FREEZE) mv;
+});
+reset_stats();
+$node->safe_psql('postgres', "$slow VACUUM (DISABLE_PAGE_SKIPPING) mv;");
+is(stats_of(oid_of('mv'), 'vacuum'), '1|t|t', 'materialized view: VACUUM prefetched');
+
+# ---- temporary table: watched only
+{
+	my $offset = -s $node->logfile;
+	reset_stats();
+	my $s = $node->background_psql('postgres', on_error_stop => 0);
+	$s->query_safe(
+		q{CREATE TEMP TABLE tt (id int, pad text) WITH (fillfactor = 100);
+		  INSERT INTO tt SELECT g, repeat('x', 900) FROM generate_series(1, 24000) g;
+		  VACUUM (FREEZE) tt;});
+	my $tt = $s->query_safe("SELECT 'tt'::regclass::oid");
+	$s->query_safe("SET vacuum_cost_delay = '4ms'; SET vacuum_cost_limit = 20");
+	$s->query_until(qr/go/, "\\echo go\nVACUUM (DISABLE_PAGE_SKIPPING) tt;\n");
+	ok( $node->poll_query_until(
+			'postgres',
+			"SELECT count(*) = 1 FROM pg_stat_prefetch_activity
+			  WHERE relid = $tt AND state = 'watching: temporary table'"),
+		"temporary table: VACUUM shown as 'watching: temporary table'");
+	$s->query_safe('SELECT 1');
+	$s->query_until(qr/go/, "\\echo go\nANALYZE tt;\n");
+	ok( $node->poll_query_until(
+			'postgres',
+			"SELECT count(*) = 1 FROM pg_stat_prefetch_activity
+			  WHERE relid = $tt AND command = 'analyze' AND state = 'watching: temporary table'"),
+		"temporary table: ANALYZE shown as 'watching: temporary table'");
+	$s->query_safe('SELECT 1');
+	$s->quit;
+	ok( $node->wait_for_log(
+			qr/bgw_prefetch: vacuum of "pg_temp_\d+\.tt" .* temporary table: scan advanced/, $offset),
+		'temporary table: the VACUUM is logged with the reason');
+	ok( $node->wait_for_log(
+			qr/bgw_prefetch: analyze of "pg_temp_\d+\.tt" .* temporary table: scan advanced/, $offset),
+		'temporary table: the ANALYZE is logged with the reason');
+	is( $node->safe_psql(
+			'postgres',
+			"SELECT sum(prefetched_blocks) FROM pg_stat_prefetch WHERE relid = $tt"),
+		'0', 'temporary table: nothing was prefetched');
+}
+
+# ---- TOAST table: out-of-line values, not compressed
+{
+	$node->safe_psql(
+		'postgres', q{
+CREATE TABLE toasty (id int, doc text) WITH (autovacuum_enabled = off,
+                                            toast.autovacuum_enabled = off);
+ALTER TABLE toasty ALTER COLUMN doc SET STORAGE EXTERNAL;
+INSERT INTO toasty SELECT g, repeat(md5(g::text), 250) FROM generate_series(1, 3000) g;
+VACUUM (FREEZE) toasty;
+});
+	my $toast = $node->safe_psql('postgres',
+		"SELECT reltoastrelid FROM pg_class WHERE relname = 'toasty'");
+	my $toast_blocks = $node->safe_psql('postgres',
+		"SELECT pg_relation_size($toast) / 8192");
+	cmp_ok($toast_blocks, '>=', 2000, "the TOAST table has $toast_blocks blocks");
+	reset_stats();
+	my $offset = -s $node->logfile;
+	$node->safe_psql('postgres', "$slow VACUUM (DISABLE_PAGE_SKIPPING) toasty;");
+	is(stats_of($toast, 'vacuum'), '1|t|t', 'TOAST table: served as a target of its own, prefetched');
+	ok( $node->wait_for_log(qr/bgw_prefetch: vacuum of "pg_toast\.pg_toast_\d+" .* done:/, $offset),
+		'TOAST table: logged under its own name');
+}
+
+# ---- partitions
+{
+	$node->safe_psql(
+		'postgres', q{
+CREATE TABLE pt (id int, pad text) PARTITION BY RANGE (id);
+CREATE TABLE pt_1 PARTITION OF pt FOR VALUES FROM (1) TO (12001) WITH (fillfactor = 100, autovacuum_enabled = off);
+CREATE TABLE pt_2 PARTITION OF pt FOR VALUES FROM (12001) TO (24001) WITH (fillfactor = 100, autovacuum_enabled = off);
+CREATE TABLE pt_3 PARTITION OF pt FOR VALUES FROM (24001) TO (36001) WITH (fillfactor = 100, autovacuum_enabled = off);
+});
+	fill('pt', 36000);
+	$node->safe_psql('postgres', 'VACUUM (FREEZE) pt');
+	reset_stats();
+	$node->safe_psql('postgres', "$slow VACUUM (DISABLE_PAGE_SKIPPING) pt;");
+	$node->safe_psql('postgres', "$slow ANALYZE pt;");
+	for my $p ('pt_1', 'pt_2', 'pt_3')
+	{
+		is(stats_of(oid_of($p), 'vacuum'), '1|t|t', "partition $p: VACUUM of the parent prefetched it");
+		like(stats_of(oid_of($p), 'analyze'), qr/^[12]\|t\|t$/,
+			"partition $p: ANALYZE of the parent prefetched it");
+	}
+	is($node->safe_psql('postgres', "SELECT count(*) FROM pg_stat_prefetch WHERE relid = 'pt'::regclass"),
+		'0', 'the partitioned table itself has no blocks to serve');
+}
+
+# ---- inheritance children
+{
+	$node->safe_psql(
+		'postgres', q{
+CREATE TABLE ip (id int, pad text) WITH (autovacuum_enabled = off);
+CREATE TABLE ic_1 () INHERITS (ip);
+CREATE TABLE ic_2 () INHERITS (ip);
+CREATE TABLE ic_3 () INHERITS (ip);
+ALTER TABLE ic_1 SET (fillfactor = 100, autovacuum_enabled = off);
+ALTER TABLE ic_2 SET (fillfactor = 100, autovacuum_enabled = off);
+ALTER TABLE ic_3 SET (fillfactor = 100, autovacuum_enabled = off);
+});
+	fill('ic_1', 12000);
+	fill('ic_2', 12000, 12001);
+	fill('ic_3', 12000, 24001);
+	$node->safe_psql('postgres', 'VACUUM (FREEZE) ic_1, ic_2, ic_3');
+	reset_stats();
+	my $offset = -s $node->logfile;
+	$node->safe_psql('postgres', "$slow ANALYZE ip;");
+	for my $c ('ic_1', 'ic_2', 'ic_3')
+	{
+		is(stats_of(oid_of($c), 'analyze'), '1|t|t',
+			"inheritance child $c: ANALYZE of the parent prefetched it");
+	}
+	is($node->safe_psql('postgres',
+			"SELECT count(*) FROM pg_stat_prefetch WHERE command = 'vacuum'"),
+		'0', 'inheritance: no vacuum rows');
+}
+
+# ---- mapped catalogs: pg_class (mapped) and pg_authid (shared, mapped)
+{
+	$node->safe_psql(
+		'postgres', q{
+DO $$
+BEGIN
+  FOR i IN 1..1500 LOOP
+    EXECUTE format('CREATE ROLE regress_bgwp_role_%s', i);
+  END LOOP;
+END
+$$;
+});
+	$node->safe_psql('postgres', 'VACUUM (FREEZE) pg_class, pg_authid');
+	my $class_blocks = $node->safe_psql('postgres', "SELECT pg_relation_size('pg_class') / 8192");
+	my $authid_blocks = $node->safe_psql('postgres', "SELECT pg_relation_size('pg_authid') / 8192");
+	note("pg_class has $class_blocks blocks, pg_authid $authid_blocks");
+	reset_stats();
+	# one block each 50 ms
+	my $crawl = "SET vacuum_cost_delay = '50ms'; SET vacuum_cost_limit = 1;";
+	$node->safe_psql('postgres', "$crawl VACUUM (DISABLE_PAGE_SKIPPING) pg_class;");
+	$node->safe_psql('postgres', "$crawl VACUUM (DISABLE_PAGE_SKIPPING) pg_authid;");
+	is(stats_of(oid_of('pg_class'), 'vacuum'), '1|t|t', 'pg_class (mapped): prefetched');
+	is(stats_of(oid_of('pg_authid'), 'vacuum'), '1|t|t', 'pg_authid (shared, mapped): prefetched');
+	$node->safe_psql(
+		'postgres', q{
+DO $$
+BEGIN
+  FOR i IN 1..1500 LOOP
+    EXECUTE format('DROP ROLE regress_bgwp_role_%s', i);
+  END LOOP;
+END
+$$;
+});
+}
+
+# ---- a tablespace of its own, and where the depth comes from
+{
+	my $dir = PostgreSQL::Test::Utils::tempdir;
+	$node->safe_psql('postgres', "CREATE TABLESPACE spc LOCATION '$dir'");
+	$node->safe_psql('postgres',
+		'CREATE TABLE ts (id int, pad text) WITH (fillfactor = 100, autovacuum_enabled = off) TABLESPACE spc');
+	fill('ts', 24000);
+	$node->safe_psql('postgres', 'VACUUM (FREEZE) ts');
+	my $ts = oid_of('ts');
+
+	# Run a slowed VACUUM of ts; while it is prefetched, sample its depth,
+	# depth source and reads in flight.  Returns "depth source", whether
+	# reads in flight ever exceeded the depth, and the pg_stat_prefetch row.
+	my $depth_of_scan = sub {
+		reset_stats();
+		my $s = start_slow('VACUUM (DISABLE_PAGE_SKIPPING) ts', '4ms');
+		my ($depth, $over) = ('', 0);
+		if ($node->poll_query_until(
+				'postgres',
+				"SELECT count(*) = 1 FROM pg_stat_prefetch_activity
+				  WHERE relid = $ts AND state = 'prefetching'"))
+		{
+			$depth = $node->safe_psql('postgres',
+				"SELECT io_depth || ' ' || io_depth_source FROM pg_stat_prefetch_activity WHERE relid = $ts");
+			for (1 .. 10)
+			{
+				$over++
+				  if $node->safe_psql('postgres',
+					"SELECT count(*) FROM pg_stat_prefetch_activity
+					  WHERE relid = $ts AND reads_in_flight > io_depth");
+				usleep(50_000);
+			}
+		}
+		$s->query('SELECT 1');
+		$s->quit;
+		return ($depth, $over, stats_of($ts, 'vacuum'));
+	};
+
+	my ($depth, $over, $stats) = $depth_of_scan->();
+	is($depth, '10 maintenance_io_concurrency', 'tablespace: the server default depth at first');
+	is($stats, '1|t|t', 'tablespace: a table in its own tablespace is prefetched');
+
+	$node->safe_psql('postgres', "ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = 'spc=4'");
+	$node->reload;
+	($depth, $over, $stats) = $depth_of_scan->();
+	is($depth, '4 bgw_prefetch.tablespace_io_depth', 'tablespace: depth 4 from bgw_prefetch.tablespace_io_depth');
+	is($over, 0, 'tablespace: never more reads in flight than 4');
+	is($stats, '1|t|t', 'tablespace: prefetched with depth 4');
+
+	$node->safe_psql('postgres', 'ALTER TABLESPACE spc SET (maintenance_io_concurrency = 7)');
+	($depth, $over, $stats) = $depth_of_scan->();
+	is($depth, '4 bgw_prefetch.tablespace_io_depth', 'tablespace: the map wins over the tablespace option');
+
+	$node->safe_psql('postgres', 'ALTER SYSTEM RESET bgw_prefetch.tablespace_io_depth');
+	$node->reload;
+	($depth, $over, $stats) = $depth_of_scan->();
+	is($depth, '7 tablespace option', 'tablespace: depth 7 from the tablespace option');
+	is($over, 0, 'tablespace: never more reads in flight than 7');
+	is($stats, '1|t|t', 'tablespace: prefetched with depth 7');
+
+	# maintenance_io_concurrency = 0 turns core's prefetching off; ours
+	# still needs one read at a time
+	$node->safe_psql('postgres', 'ALTER TABLESPACE spc SET (maintenance_io_concurrency = 0)');
+	($depth, $over, $stats) = $depth_of_scan->();
+	is($depth, '1 tablespace option', 'tablespace: option 0 gives depth 1');
+	is($stats, '1|t|t', 'tablespace: prefetched with depth 1');
+}
+
+# ---- a table that grows during the scan, and one that shrank before it
+{
+	$node->safe_psql('postgres',
+		'CREATE TABLE gs (id int, pad text) WITH (fillfactor = 100, autovacuum_enabled = off)');
+	fill('gs', 24000);
+	$node->safe_psql('postgres', 'VACUUM (FREEZE) gs');
+	my $gs = oid_of('gs');
+	my $start_blocks = $node->safe_psql('postgres', "SELECT pg_relation_size('gs') / 8192");
+
+	foreach my $command ('VACUUM (DISABLE_PAGE_SKIPPING)', 'ANALYZE')
+	{
+		my $cmd = $command =~ /^VACUUM/ ? 'vacuum' : 'analyze';
+		my $blocks = $node->safe_psql('postgres', "SELECT pg_relation_size('gs') / 8192");
+		reset_stats();
+		my $offset = -s $node->logfile;
+		my $s = start_slow("$command gs", '10ms');
+		ok( $node->poll_query_until(
+				'postgres',
+				"SELECT count(*) = 1 FROM pg_stat_prefetch_activity
+				  WHERE relid = $gs AND state = 'prefetching'"),
+			"growing table: the $cmd is prefetched");
+		# grow by a third while the scan runs, checking the prefetch bound
+		my $beyond = 0;
+		for my $round (1 .. 4)
+		{
+			fill('gs', 2000, 100000 * $round);
+			$beyond++
+			  if $node->safe_psql('postgres',
+				"SELECT count(*) FROM pg_stat_prefetch_activity
+				  WHERE relid = $gs AND (prefetch_block > $blocks OR total_blocks > $blocks)");
+		}
+		$s->query('SELECT 1');
+		$s->quit;
+		my $grown = $node->safe_psql('postgres', "SELECT pg_relation_size('gs') / 8192");
+		cmp_ok($grown, '>', $blocks, "growing table: grew from $blocks to $grown blocks during the $cmd");
+		is($beyond, 0, "growing table: the $cmd prefetch stayed within the $blocks blocks it scans");
+		ok( $node->wait_for_log(
+				qr/bgw_prefetch: $cmd of "public\.gs" .* (done|abandoned): .*joined at block \d+, planned \d+/,
+				$offset),
+			"growing table: the $cmd is logged");
+		my ($join, $planned, $prefetched) = slurp_file($node->logfile, $offset) =~
+		  /bgw_prefetch: $cmd of "public\.gs" .*joined at block (\d+), planned (\d+), prefetched (\d+) blocks/;
+		cmp_ok($join + $planned, '<=', $blocks + 1,
+			"growing table: $cmd planned within the file it scans (joined at $join, planned $planned)");
+		cmp_ok($prefetched, '<=', $planned, "growing table: $cmd prefetched no more than planned");
+	}
+
+	# shrink: delete the upper half and let VACUUM truncate the file
+	$node->safe_psql('postgres', 'DELETE FROM gs WHERE id > 12000');
+	$node->safe_psql('postgres', 'VACUUM gs');
+	$node->safe_psql('postgres', 'VACUUM (FREEZE) gs');
+	my $shrunk = $node->safe_psql('postgres', "SELECT pg_relation_size('gs') / 8192");
+	cmp_ok($shrunk, '<', $start_blocks, "shrunk table: truncated from $start_blocks to $shrunk blocks");
+	foreach my $command ('VACUUM (DISABLE_PAGE_SKIPPING)', 'ANALYZE')
+	{
+		my $cmd = $command =~ /^VACUUM/ ? 'vacuum' : 'analyze';
+		reset_stats();
+		my $offset = -s $node->logfile;
+		$node->safe_psql('postgres', "$slow $command gs;");
+		is(stats_of($gs, $cmd), '1|t|t', "shrunk table: the $cmd is prefetched");
+		ok( $node->wait_for_log(qr/bgw_prefetch: $cmd of "public\.gs" .* done: .*planned \d+/, $offset),
+			"shrunk table: the $cmd is logged as done");
+		my ($join, $planned) = slurp_file($node->logfile, $offset) =~
+		  /bgw_prefetch: $cmd of "public\.gs" .*joined at block (\d+), planned (\d+)/;
+		cmp_ok($join + $planned, '<=', $shrunk + 1,
+			"shrunk table: $cmd planned within the $shrunk blocks left (joined at $join, planned $planned)");
+	}
+}
+
+my $log = slurp_file($node->logfile);
+unlike($log, qr/was terminated by signal|TRAP:|PANIC:|server processes terminated/,
+	'no process crashed');
+unlike($log, qr/bgw_prefetch (monitor|resolver) (ERROR|FATAL)/, 'no bgw_prefetch error');
+
+$node->stop;
+done_testing();
