@@ -250,6 +250,9 @@ bgwp_monitor_main(Datum main_arg)
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 	pgstat_report_appname("bgw_prefetch monitor");
 
+	/* targets_completed_count() wants fresh statistics, not a snapshot */
+	SetConfigOption("stats_fetch_consistency", "none", PGC_SUSET, PGC_S_OVERRIDE);
+
 	CurrentResourceOwner = ResourceOwnerCreate(NULL, "bgw_prefetch monitor");
 	loop_context = AllocSetContextCreate(TopMemoryContext,
 										 "bgw_prefetch monitor loop",
@@ -320,6 +323,8 @@ bgwp_monitor_main(Datum main_arg)
 
 		busy = monitor_iteration(&targets_served);
 		MemoryContextReset(loop_context);
+		/* lets the statistics system release entries of dropped relations */
+		pgstat_report_stat(false);
 
 		event_fd = prefetcher_event_fd();
 		if (prefetcher_active_targets() > 0 && event_fd >= 0)

@@ -105,6 +105,8 @@ typedef struct PrefetchTarget
 	/* relation */
 	int			resolve_request;
 	ResolvedRelation rel;
+	int64		completed_before;	/* completed scans count at activation,
+									 * -1 before */
 	BgwpRelFile relfile;
 	BlockNumber nblocks;		/* blocks the consumer will scan */
 	BlockNumber cur_nblocks;	/* ANALYZE: the file's size as far as known */
@@ -320,6 +322,7 @@ prefetcher_track(const TargetObservation *obs)
 	t->report.relid = obs->relid;
 	t->report.command = obs->command;
 	t->distance = BGWP_INITIAL_DISTANCE;
+	t->completed_before = -1;
 	t->resolve_request = resolver_start(obs->dbid, obs->relid, obs->command,
 										obs->autovacuum, obs->slot, obs->pid);
 	if (t->resolve_request < 0)
@@ -746,6 +749,8 @@ activate_target(PrefetchTarget *t)
 	t->relfile.dbNode = t->rel.dbnode;
 	t->relfile.spcNode = t->rel.spcnode;
 	t->relfile.relNode = t->rel.relfilenode;
+	t->completed_before = targets_completed_count(t->rel.dbnode, t->obs.relid,
+												  t->obs.command);
 
 	if (t->rel.skip_reason[0] != '\0')
 	{
@@ -891,6 +896,21 @@ release_target(PrefetchTarget *t)
 }
 
 /*
+ * Did the scan of a target whose command is no longer running complete?
+ * Yes if the relation's completed VACUUM (ANALYZE) count moved since the
+ * target was activated.  A target never activated has no count to compare;
+ * it is not called abandoned (it had no reads to waste).
+ */
+static bool
+scan_completed(const PrefetchTarget *t)
+{
+	if (t->completed_before < 0)
+		return true;
+	return targets_completed_count(t->rel.dbnode, t->obs.relid, t->obs.command) >
+		t->completed_before;
+}
+
+/*
  * Follow the consumer of one target.  Returns false when its scan is over.
  */
 static bool
@@ -901,15 +921,17 @@ follow_consumer(PrefetchTarget *t, TimestampTz now)
 	switch (targets_observe(t->obs.slot, t->obs.pid, &obs))
 	{
 		case OBSERVE_GONE:
-			t->abandoned = true;	/* terminated mid-scan */
-			return false;
 		case OBSERVE_ENDED:
+			/* finished, or cancelled/terminated?  Ask the statistics. */
+			t->abandoned = !scan_completed(t);
 			return false;
+		case OBSERVE_PHASE_DONE:
+			return false;		/* the scan is over, the command goes on */
 		case OBSERVE_WATCHED:
 			break;
 	}
 	if (!same_scan(&obs, &t->obs))
-		return false;
+		return false;			/* moved on to its next relation */
 	if (obs.position < t->obs.position && obs.command == PREFETCH_CMD_VACUUM)
 		return false;			/* a new scan of the same relation */
 

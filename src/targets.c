@@ -24,7 +24,9 @@
 #include "commands/progress.h"
 #include "miscadmin.h"
 #include "storage/shmem.h"
+#include "pgstat.h"
 #include "utils/backend_status.h"
+#include "utils/pgstat_internal.h"
 
 #include "bgw_prefetch.h"
 #include "compat.h"
@@ -177,7 +179,7 @@ targets_discover(TargetObservation *out, int max, bool *autovacuum_running)
 
 /*
  * Re-read one known target: is its process still running a watched
- * command, done with it, or gone (terminated, or exited)?
+ * command, past its scanning phase, done with the command, or gone?
  */
 ObserveResult
 targets_observe(int slot, int pid, TargetObservation *out)
@@ -186,7 +188,12 @@ targets_observe(int slot, int pid, TargetObservation *out)
 
 	if (!read_slot(slot, &copy) || copy.st_procpid != pid)
 		return OBSERVE_GONE;
-	return classify(slot, &copy, out) ? OBSERVE_WATCHED : OBSERVE_ENDED;
+	if (classify(slot, &copy, out))
+		return OBSERVE_WATCHED;
+	if (copy.st_progress_command == PROGRESS_COMMAND_VACUUM ||
+		copy.st_progress_command == PROGRESS_COMMAND_ANALYZE)
+		return OBSERVE_PHASE_DONE;
+	return OBSERVE_ENDED;
 }
 
 /*
@@ -217,4 +224,30 @@ targets_read_activity(int slot, int pid, char *buf, int buflen)
 	buf[len] = '\0';
 	buf[strnlen(buf, len)] = '\0';
 	return ownerpid == pid;
+}
+
+/*
+ * How many VACUUMs (or ANALYZEs) of a relation have completed, from the
+ * cumulative statistics (vacuum_count + autovac_vacuum_count, or the
+ * analyze counts).  A VACUUM or ANALYZE reports its completion there before
+ * it ends its progress reporting, so comparing the count before and after a
+ * scan tells one that finished from one that was cancelled or terminated --
+ * even when its process exits right after finishing, before the monitor
+ * could see the command end.  The monitor reads with
+ * stats_fetch_consistency = none, so this is a fresh copy.
+ */
+int64
+targets_completed_count(Oid dbid, Oid relid, PrefetchCommand command)
+{
+	PgStat_StatTabEntry *tab;
+	int64		count;
+
+	tab = pgstat_fetch_entry(PGSTAT_KIND_RELATION, dbid, relid);
+	if (tab == NULL)
+		return 0;
+	count = command == PREFETCH_CMD_VACUUM ?
+		tab->vacuum_count + tab->autovac_vacuum_count :
+		tab->analyze_count + tab->autovac_analyze_count;
+	pfree(tab);
+	return count;
 }

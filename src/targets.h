@@ -40,11 +40,14 @@ extern int	targets_discover(TargetObservation *out, int max,
 typedef enum ObserveResult
 {
 	OBSERVE_WATCHED,			/* still a watched command: *out is filled */
-	OBSERVE_ENDED,				/* the same process, its command is over */
+	OBSERVE_PHASE_DONE,			/* the command is past its scanning phase */
+	OBSERVE_ENDED,				/* the same process, no command running */
 	OBSERVE_GONE				/* the process has exited */
 } ObserveResult;
 
 extern ObserveResult targets_observe(int slot, int pid, TargetObservation *out);
 extern bool targets_read_activity(int slot, int pid, char *buf, int buflen);
+extern int64 targets_completed_count(Oid dbid, Oid relid,
+									 PrefetchCommand command);
 
 #endif							/* BGWP_TARGETS_H */
