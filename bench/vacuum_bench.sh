@@ -1,0 +1,564 @@
+#!/bin/bash
+#
+# vacuum_bench.sh
+#	How much bgw_prefetch speeds up VACUUM on a cold cache (issue 3).
+#
+# A ~2 GB table is loaded once into a throwaway cluster and frozen.  For
+# each dirty-page fraction a fixed random set of pages (seeded) gets one
+# row updated.  Every timed run starts from the same state:
+#	re-freeze (VACUUM FREEZE), re-update the same pages (HOT, in place),
+#	CHECKPOINT, compute the blocks the VACUUM will read, stop the server,
+#	sync + drop the OS page cache, (bound only: pre-read those blocks),
+#	start the server, run the VACUUM and time it.
+# Configurations, alternated inside every round (off, on, ..., bound):
+#	off	the extension loaded, bgw_prefetch.enabled = off
+#	on	bgw_prefetch.enabled = on, io_uring, depth = maintenance_io_concurrency (10)
+#	on32	as on, with bgw_prefetch.tablespace_io_depth = 'pg_default=32'
+#	bound	enabled = off, and exactly the heap blocks the VACUUM reads are
+#		already in the OS cache, pinned there with mlock (the best a
+#		prefetcher could do)
+# The machine is shared: a run during which another process dropped the OS
+# cache (/proc/vmstat drop_pagecache) is flagged, and repeated if manual.
+# Workloads: manual VACUUM (VERBOSE) with vacuum_cost_delay = 0 (timed by
+# the client: clock_timestamp() before and after), and autovacuum with the
+# default cost settings (2 ms delay, limit 200; timed by the "elapsed" of its
+# log_autovacuum_min_duration = 0 line).
+#
+# The planned block list is computed by bench/lib/vacuum_plan.py from
+# pg_visibility_map() (PostgreSQL 15 lazy_scan_skip rule) and checked, run
+# by run, against the "scanned" pages that VACUUM reports.
+#
+# Settings of the benchmark cluster that matter: shared_buffers = 128MB,
+# maintenance_io_concurrency = 10, track_io_timing = on, autovacuum_naptime
+# = 1s, bgw_prefetch.naptime = 20ms (the monitor's idle sleep: autovacuums
+# are discovered within 20 ms; manual VACUUMs also wake it through the
+# utility hook), bgw_prefetch.log_min_duration = 0.
+#
+# Needs root (drop_caches, and the server runs as the postgres user).
+# Results: bench/results/vacuum.md, vacuum.csv (medians), vacuum_runs.csv
+# (every run), vacuum_diag.csv (per run: discovery, pacing and wait events
+# from pg_stat_prefetch_activity / pg_stat_activity samples taken every
+# 20 ms), vacuum_{manual,autovacuum}.dat, vacuum.png; with
+# --quick the names start with vacuum_quick instead.
+#
+# Usage: sudo bash bench/vacuum_bench.sh [--quick] [--reps N] [--blocks N]
+#		[--fractions "0.5 1 5 20"] [--av-fractions "1 5 20"]
+#		[--configs "off on on32 bound"] [--av-configs "off on bound"]
+#		[--workloads "manual autovacuum"] [--seed N] [--name NAME]
+#		[--so PATH] [--conf 'name = value' ...] [--keep]
+#	--quick		manual 1 % and 5 %, autovacuum 5 %; off/on/bound; 3 reps
+#	--reps		repetitions of every configuration (default 3)
+#	--blocks	table size in 8 kB blocks (default 258621, ~2 GB)
+#	--name		results file prefix under bench/results (default vacuum)
+#	--so		bgw_prefetch.so to test (default: the installed one)
+#	--conf		an extra postgresql.conf line (repeatable), e.g. 'fsync = off'
+#			to take the WAL flushes out of the VACUUM's time
+#	--keep		keep the data directory (and print where it is)
+
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+LIB=$ROOT/bench/lib
+RESDIR=$ROOT/bench/results
+PGBIN=/usr/lib/postgresql/15/bin
+PGUSER=postgres
+
+QUICK=0
+REPS=3
+BLOCKS=258621
+FRACTIONS="0.5 1 5 20"
+AV_FRACTIONS="1 5 20"
+CONFIGS="off on on32 bound"
+AV_CONFIGS="off on bound"
+WORKLOADS="manual autovacuum"
+SEED=4242
+NAME=""
+KEEP=0
+SO=""
+EXTRA_CONF=()
+ROWS_PER_PAGE=9			# fillfactor 90, 760-byte pad: see load_table
+
+usage()
+{
+	sed -n '/^# Usage:/,/^[^#]/s/^#[[:space:]]\{0,1\}//p' "$0" >&2
+	exit 2
+}
+
+ARGS=("$@")
+while [ $# -gt 0 ]; do
+	case "$1" in
+		--quick) QUICK=1; FRACTIONS="1 5"; AV_FRACTIONS="5"; CONFIGS="off on bound"; shift ;;
+		--reps) REPS=$2; shift 2 ;;
+		--blocks) BLOCKS=$2; shift 2 ;;
+		--fractions) FRACTIONS=$2; shift 2 ;;
+		--av-fractions) AV_FRACTIONS=$2; shift 2 ;;
+		--configs) CONFIGS=$2; shift 2 ;;
+		--av-configs) AV_CONFIGS=$2; shift 2 ;;
+		--workloads) WORKLOADS=$2; shift 2 ;;
+		--seed) SEED=$2; shift 2 ;;
+		--name) NAME=$2; shift 2 ;;
+		--keep) KEEP=1; shift ;;
+		--so) SO=$2; shift 2 ;;
+		--conf) EXTRA_CONF+=("$2"); shift 2 ;;
+		-h|--help) usage ;;
+		*) echo "vacuum_bench.sh: unknown option $1" >&2; usage ;;
+	esac
+done
+for c in $CONFIGS $AV_CONFIGS; do
+	case "$c" in off|on|on32|bound) ;; *) echo "vacuum_bench.sh: unknown configuration $c" >&2; exit 2 ;; esac
+done
+[ -n "$NAME" ] || { [ "$QUICK" -eq 1 ] && NAME=vacuum_quick || NAME=vacuum; }
+
+log() { printf '%s ==> %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { printf 'vacuum_bench.sh: %s\n' "$*" >&2; exit 1; }
+
+[ "$(id -u)" -eq 0 ] && [ -w /proc/sys/vm/drop_caches ] ||
+	die "must run as root: every run starts from a cold OS cache (echo 3 > /proc/sys/vm/drop_caches)"
+id "$PGUSER" >/dev/null 2>&1 || die "no user $PGUSER (postgresql-15 package)"
+[ -x "$PGBIN/postgres" ] || die "PostgreSQL 15 not found in $PGBIN"
+LIBDIR=$("$PGBIN/pg_config" --pkglibdir)
+SHAREDIR=$("$PGBIN/pg_config" --sharedir)
+SO_SOURCE=${SO:-$LIBDIR/bgw_prefetch.so}
+[ -f "$SO_SOURCE" ] || die "$SO_SOURCE not found (make -C $ROOT && make -C $ROOT install)"
+EXTVER=$(sed -n "s/^default_version *= *'\(.*\)'/\1/p" "$SHAREDIR/extension/bgw_prefetch.control")
+EXTSQL=$SHAREDIR/extension/bgw_prefetch--$EXTVER.sql
+[ -f "$EXTSQL" ] || die "$EXTSQL not found"
+[ -f "$SHAREDIR/extension/pg_visibility.control" ] || die "pg_visibility (postgresql-contrib) is not installed"
+command -v python3 >/dev/null || die "python3 is needed"
+command -v gnuplot >/dev/null || log "gnuplot not found (apt-get install -y gnuplot-nox): no plot"
+
+# ---------------------------------------------------------------- cluster
+
+WORK=$(mktemp -d /var/tmp/vacuum_bench.XXXXXX)
+chown "$PGUSER": "$WORK"
+chmod 755 "$WORK"
+PGDATA=$WORK/data
+SERVERLOG=$WORK/server.log
+RUNS=$WORK/runs
+mkdir -p "$RUNS"
+chown "$PGUSER": "$RUNS"
+SAMPLER_PID=""
+LOCKER_PID=""
+
+# A port nobody listens on (the server listens only on its private socket
+# directory anyway).
+PORT=55700
+while ss -ltnH "( sport = :$PORT )" | grep -q . || [ -e "/tmp/.s.PGSQL.$PORT" ] ||
+	[ -e "/var/run/postgresql/.s.PGSQL.$PORT" ]; do
+	PORT=$((PORT + 1))
+done
+
+as_pg() { (cd "$WORK" && runuser -u "$PGUSER" -- env HOME="$WORK" PGAPPNAME="${PGAPPNAME:-vacuum_bench}" "$@"); }
+psql_() { as_pg "$PGBIN/psql" -X -h "$WORK" -p "$PORT" -d bench -v ON_ERROR_STOP=1 "$@"; }
+# statements one by one (ALTER SYSTEM and VACUUM refuse multi-statement strings)
+q() { psql_ -qAt -f - <<<"$1"; }
+
+server_running() { [ -f "$PGDATA/postmaster.pid" ] && as_pg "$PGBIN/pg_ctl" -D "$PGDATA" status >/dev/null 2>&1; }
+pg_start() { as_pg "$PGBIN/pg_ctl" -D "$PGDATA" -l "$SERVERLOG" -w -t 600 start >/dev/null; }
+pg_stop() { as_pg "$PGBIN/pg_ctl" -D "$PGDATA" -w -t 600 -m fast stop >/dev/null; }
+
+cleanup()
+{
+	local rc=$?
+	set +e
+	if [ -n "$SAMPLER_PID" ]; then
+		kill "$SAMPLER_PID" 2>/dev/null
+		wait "$SAMPLER_PID" 2>/dev/null
+	fi
+	if [ -n "$LOCKER_PID" ]; then
+		kill "$LOCKER_PID" 2>/dev/null
+		wait "$LOCKER_PID" 2>/dev/null
+	fi
+	if [ -f "$PGDATA/postmaster.pid" ]; then
+		as_pg "$PGBIN/pg_ctl" -D "$PGDATA" -w -t 120 -m fast stop >/dev/null 2>&1 ||
+			as_pg "$PGBIN/pg_ctl" -D "$PGDATA" -m immediate stop >/dev/null 2>&1
+	fi
+	if [ "$KEEP" -eq 1 ]; then
+		log "kept $WORK"
+	else
+		rm -rf "$WORK"
+	fi
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+log "work directory $WORK, port $PORT"
+
+# Pin the extension: other people reinstall it while this runs, and every
+# run restarts the server.  The cluster loads a private copy (found first on
+# dynamic_library_path, by the preload, the workers and the SQL functions
+# alike), and the SQL objects are created from the extension script with
+# MODULE_PATHNAME = 'bgw_prefetch' (not CREATE EXTENSION, whose
+# '$libdir/bgw_prefetch' would load the installed file as a second copy).
+mkdir -p "$WORK/lib"
+for _ in $(seq 30); do
+	cp "$SO_SOURCE" "$WORK/lib/bgw_prefetch.so"
+	[ "$(md5sum <"$SO_SOURCE")" = "$(md5sum <"$WORK/lib/bgw_prefetch.so")" ] && break
+	sleep 1
+done
+cp "$EXTSQL" "$WORK/bgw_prefetch.sql"
+chmod 755 "$WORK/lib" "$WORK/lib/bgw_prefetch.so"
+chmod 644 "$WORK/bgw_prefetch.sql"
+SOMD5=$(md5sum "$WORK/lib/bgw_prefetch.so" | cut -c1-12)
+SO_TIME=$(date -u '+%H:%M UTC')
+GITREV=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')
+GITDIRTY=$(git -C "$ROOT" status --porcelain -- src 2>/dev/null | wc -l)
+log "testing bgw_prefetch.so md5 $SOMD5 (copy of $SO_SOURCE)"
+as_pg "$PGBIN/initdb" -D "$PGDATA" -U "$PGUSER" --auth=trust -E UTF8 --locale=C >"$WORK/initdb.log" 2>&1 ||
+	{ cat "$WORK/initdb.log" >&2; die "initdb failed"; }
+cat >>"$PGDATA/postgresql.conf" <<EOF
+
+# ---- vacuum_bench.sh ----
+listen_addresses = ''
+port = $PORT
+unix_socket_directories = '$WORK'
+dynamic_library_path = '$WORK/lib:\$libdir'
+shared_preload_libraries = 'bgw_prefetch'
+shared_buffers = 128MB
+maintenance_io_concurrency = 10
+max_wal_size = 16GB
+min_wal_size = 2GB
+checkpoint_timeout = 1h
+track_io_timing = on
+vacuum_cost_delay = 0
+autovacuum = off			# switched on (reload) only during timed autovacuum runs
+autovacuum_naptime = 1s
+log_autovacuum_min_duration = 0
+log_line_prefix = '%m %n [%p] '
+log_checkpoints = off
+bgw_prefetch.naptime = 20ms		# discover autovacuums within 20 ms
+bgw_prefetch.log_min_duration = 0	# one LOG line per watched scan
+bgw_prefetch.enabled = off		# per run, by ALTER SYSTEM
+EOF
+for c in ${EXTRA_CONF[@]+"${EXTRA_CONF[@]}"}; do
+	echo "$c			# --conf" >>"$PGDATA/postgresql.conf"
+done
+chown "$PGUSER": "$PGDATA/postgresql.conf"
+pg_start
+as_pg "$PGBIN/createdb" -h "$WORK" -p "$PORT" bench
+sed -e "s/MODULE_PATHNAME/bgw_prefetch/g" -e '/^\\echo/d' "$WORK/bgw_prefetch.sql" | psql_ -qAt -f - >/dev/null
+q "CREATE EXTENSION pg_visibility;"
+[ "$(q "SELECT count(*) FROM pg_proc WHERE probin = 'bgw_prefetch'")" -gt 0 ] || die "bgw_prefetch SQL objects not created"
+
+# ---------------------------------------------------------------- table
+
+ROWS=$((BLOCKS * ROWS_PER_PAGE))
+# Row: 24-byte header + int4 + 764-byte text = 792 bytes + 4-byte line
+# pointer.  With fillfactor 90 (819 bytes kept free for updates) exactly 9
+# rows fit a page and 1000 bytes stay free: the benchmark's UPDATE of one
+# row per page is then HOT and in place, so that only the chosen pages get
+# dirty, the table never grows, and every re-creation of the dirty state is
+# the same.  (With fillfactor 100 the new versions would go to other pages.)
+log "loading $ROWS rows ($BLOCKS blocks)"
+t_load=$(date +%s)
+q "CREATE TABLE vb (id int, pad text) WITH (fillfactor = 90,
+	autovacuum_vacuum_threshold = 50, autovacuum_vacuum_scale_factor = 0,
+	autovacuum_vacuum_insert_threshold = -1,
+	autovacuum_analyze_threshold = 2147483647, autovacuum_analyze_scale_factor = 100);
+   INSERT INTO vb SELECT g, rpad(md5(g::text), 760, md5(g::text)) FROM generate_series(1, $ROWS) g;"
+q "VACUUM (FREEZE) vb" >/dev/null
+q "CHECKPOINT"
+NBLOCKS=$(q "SELECT pg_relation_size('vb') / 8192")
+[ "$NBLOCKS" -eq "$BLOCKS" ] || die "table has $NBLOCKS blocks, expected $BLOCKS (rows per page changed?)"
+LASTROW=$(q "SELECT id FROM vb WHERE ctid = '($((BLOCKS - 1)),$ROWS_PER_PAGE)'::tid")
+[ "$LASTROW" = "$ROWS" ] || die "row $ROWS is not at ($((BLOCKS - 1)),$ROWS_PER_PAGE)"
+log "loaded and frozen in $(( $(date +%s) - t_load )) s: $NBLOCKS blocks, $(q "SELECT pg_size_pretty(pg_relation_size('vb'))")"
+RELPATH=$PGDATA/$(q "SELECT pg_relation_filepath('vb')")
+
+# The dirty page sets, one per fraction (random.sample, fixed seed).
+q "CREATE TABLE dirty_pages (frac text, p int) WITH (autovacuum_enabled = false)"
+for f in $(printf '%s\n' $FRACTIONS $AV_FRACTIONS | sort -u -g); do
+	python3 -c "
+import random, sys
+n = $BLOCKS; k = round(n * $f / 100.0)
+for p in sorted(random.Random('$SEED/$f').sample(range(n), k)):
+    print('$f\t%d' % p)" | psql_ -qAt -c "COPY dirty_pages FROM STDIN"
+done
+
+# ---------------------------------------------------------------- one run
+
+# Settings of a configuration, as ALTER SYSTEM statements.
+config_sql()
+{
+	case "$1" in
+		off|bound) echo "ALTER SYSTEM SET bgw_prefetch.enabled = off; ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = '';" ;;
+		on) echo "ALTER SYSTEM SET bgw_prefetch.enabled = on; ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = '';" ;;
+		on32) echo "ALTER SYSTEM SET bgw_prefetch.enabled = on; ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = 'pg_default=32';" ;;
+		*) die "unknown configuration $1" ;;
+	esac
+}
+
+# Re-create the dirty state of fraction $1; sets PLANNED and NOTVIS.
+make_dirty()
+{
+	local f=$1 dir=$2 k updated out
+	k=$(q "SELECT count(*) FROM dirty_pages WHERE frac = '$f'")
+	q "ALTER SYSTEM SET autovacuum = off; ALTER SYSTEM SET bgw_prefetch.enabled = off; SELECT pg_reload_conf();" >/dev/null
+	q "VACUUM (FREEZE) vb" >/dev/null
+	updated=$(psql_ -At -c "UPDATE vb SET pad = pad
+		WHERE ctid = ANY (ARRAY(SELECT format('(%s,%s)', p, lp)::tid
+					  FROM dirty_pages, generate_series(1, 16) lp
+					 WHERE frac = '$f'))
+		  AND id % $ROWS_PER_PAGE = 1" | sed -n 's/^UPDATE //p')
+	[ "$updated" = "$k" ] || die "updated $updated rows for fraction $f, expected $k"
+	q "CHECKPOINT"
+	out=$(q "COPY (SELECT blkno, all_visible, all_frozen FROM pg_visibility_map('vb') ORDER BY blkno) TO STDOUT" |
+		python3 "$LIB/vacuum_plan.py" --out "$dir/plan.txt")
+	# out: rel_pages=N not_all_visible=N planned=N
+	eval "$out"
+	[ "$rel_pages" -eq "$BLOCKS" ] || die "table grew to $rel_pages blocks"
+	[ "$not_all_visible" -eq "$k" ] || die "$not_all_visible pages not all-visible, expected $k (update not HOT?)"
+	PLANNED=$planned
+	NOTVIS=$not_all_visible
+}
+
+# Stop, drop the OS cache, pre-read (and pin) for the bound, start.
+cold_start()
+{
+	local cfg=$1 dir=$2
+	q "$(config_sql "$cfg") ALTER SYSTEM SET autovacuum = off;" >/dev/null
+	pg_stop
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	DROPS0=$(drops)
+	PRELOAD=""
+	if [ "$cfg" = bound ]; then
+		# read the planned blocks and pin them (mlock) until the run is over
+		python3 "$LIB/read_blocks.py" --lock "$RELPATH" "$dir/plan.txt" >"$dir/preload.txt" &
+		LOCKER_PID=$!
+		for _ in $(seq 600); do
+			grep -q locked= "$dir/preload.txt" && break
+			kill -0 "$LOCKER_PID" 2>/dev/null || die "read_blocks.py failed"
+			sleep 0.1
+		done
+		PRELOAD=$(cat "$dir/preload.txt")
+	fi
+	# heap blocks in the OS cache when the server starts (0 unless bound)
+	CACHED=$( (fincore -b -n -r -o RES "$RELPATH" $(ls "$RELPATH".[0-9]* 2>/dev/null) 2>/dev/null || true) |
+		awk '{s += $1} END {printf "%d", s / 8192}')
+	pg_start
+}
+
+# Sample pg_stat_progress_vacuum and pg_stat_prefetch_activity for vb every
+# 20 ms until a vacuum of vb has come and gone (or $2 seconds), in one
+# session (one transaction: the backend status snapshot is cleared each
+# time).  Lines: S|epoch|pid|phase|total|scanned|state|consumer|prefetch|
+# distance|in_flight|depth|planned|prefetched|wait event of the VACUUM
+start_sampler()
+{
+	local dir=$1 timeout=$2
+	PGAPPNAME=vb_sampler psql_ -qAt >"$dir/samples.txt" 2>&1 <<EOF &
+DO \$\$
+DECLARE
+	t0 timestamptz := clock_timestamp();
+	seen boolean := false;
+	present boolean;
+	r record;
+BEGIN
+	LOOP
+		PERFORM pg_stat_clear_snapshot();
+		present := false;
+		FOR r IN
+			SELECT p.pid, p.phase, p.heap_blks_total, p.heap_blks_scanned,
+				   a.state, a.consumer_block, a.prefetch_block, a.distance,
+				   a.reads_in_flight, a.io_depth, a.planned_blocks, a.prefetched_blocks,
+				   coalesce(w.wait_event_type || ':' || w.wait_event, 'CPU') AS wait
+			  FROM pg_stat_progress_vacuum p
+			  LEFT JOIN pg_stat_prefetch_activity a ON a.pid = p.pid
+			  LEFT JOIN pg_stat_activity w ON w.pid = p.pid
+			 WHERE p.relid = 'vb'::regclass
+		LOOP
+			present := true;
+			RAISE NOTICE 'S|%|%|%|%|%|%|%|%|%|%|%|%|%|%', extract(epoch FROM clock_timestamp()),
+				r.pid, r.phase, r.heap_blks_total, r.heap_blks_scanned, r.state,
+				r.consumer_block, r.prefetch_block, r.distance, r.reads_in_flight,
+				r.io_depth, r.planned_blocks, r.prefetched_blocks, r.wait;
+		END LOOP;
+		EXIT WHEN seen AND NOT present;
+		seen := seen OR present;
+		EXIT WHEN clock_timestamp() - t0 > interval '$timeout seconds';
+		PERFORM pg_sleep(0.02);
+	END LOOP;
+END
+\$\$;
+EOF
+	SAMPLER_PID=$!
+	# wait until it is looping
+	for _ in $(seq 200); do
+		[ "$(q "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'vb_sampler' AND state = 'active'")" = 1 ] && return
+		sleep 0.05
+	done
+	die "the sampler did not start"
+}
+
+stop_sampler()
+{
+	wait "$SAMPLER_PID" || true
+	SAMPLER_PID=""
+}
+
+# pg_stat_prefetch for vb, once the monitor has ended the target.
+prefetch_stats()
+{
+	local cfg=$1 row=""
+	if [ "$cfg" = on ] || [ "$cfg" = on32 ]; then
+		for _ in $(seq 100); do
+			row=$(q "SELECT planned_blocks, prefetched_blocks, late_blocks, wasted_blocks,
+				round(prefetch_read_time::numeric, 4), round(scan_time::numeric, 4),
+				round(coalesce(prefetch_active_time, 0)::numeric, 4)
+				FROM pg_stat_prefetch WHERE relname = 'vb' AND command ILIKE '%vacuum%' AND scans > 0" | tr '|' ',')
+			[ -n "$row" ] && break
+			sleep 0.1
+		done
+	fi
+	[ -n "$row" ] || row=",,,,,,"
+	echo "$row"
+}
+
+# The autovacuum LOG entry of vb written after byte $1 of the server log.
+avlog() { tail -c +"$(($1 + 1))" "$SERVERLOG" | sed -n '/automatic vacuum of table "bench.public.vb"/,/elapsed:/p'; }
+
+RUNCSV=$WORK/runs.csv
+echo "workload,fraction,config,rep,seq,seconds,verbose_elapsed,scanned,planned,not_all_visible,read_ms,write_ms,cpu_user,cpu_sys,pf_planned,pf_prefetched,pf_late,pf_wasted,pf_read_ms,pf_scan_ms,pf_active_ms,cached_blocks_at_start,preload_seconds,t_start,load1,machine_cpu_busy_pct,device_read_mb,attempt,foreign_drops,valid,log_line" >"$RUNCSV"
+
+# Machine-wide counters around the timed part: the machine is shared, so
+# record how busy its CPUs and disk were (other tenants included).
+DISK=$(lsblk -ndo PKNAME "$(df --output=source "$WORK" | tail -1)" 2>/dev/null || true)
+[ -n "$DISK" ] || DISK=$(basename "$(df --output=source "$WORK" | tail -1)")
+cpu_ticks() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9}' /proc/stat; }
+disk_sectors() { awk -v d="$DISK" '$3 == d {print $6}' /proc/diskstats; }
+SEQ=0
+
+# Other people on this machine drop the OS cache too (their benchmarks):
+# one such drop between ours and the end of the timed part evicts what the
+# bound pre-read or the prefetcher fetched.  /proc/vmstat counts every
+# drop_caches; a run that saw a foreign one is recorded as invalid and
+# repeated, up to MAX_ATTEMPTS times.
+# The bound's blocks are pinned (mlock) and immune.  Autovacuum runs last
+# too long (seconds to tens of seconds) to hope for a clean one on a busy
+# machine: they are recorded once, with the count.
+MAX_ATTEMPTS=3
+AV_MAX_ATTEMPTS=1
+drops() { awk '$1 == "drop_pagecache" {print $2}' /proc/vmstat; }
+
+run_one()
+{
+	local attempt max=$MAX_ATTEMPTS
+	[ "$1" = autovacuum ] && max=$AV_MAX_ATTEMPTS
+	for attempt in $(seq "$max"); do
+		run_attempt "$@" "$attempt"
+		[ "$FOREIGN" -eq 0 ] && return
+		[ "$attempt" -lt "$max" ] && log "  foreign drop_caches ($FOREIGN) during that run: invalid, repeating"
+	done
+	log "  WARNING: another process dropped the OS cache during this run ($FOREIGN times); kept, marked invalid"
+}
+
+run_attempt()
+{
+	local wl=$1 f=$2 cfg=$3 rep=$4 attempt=$5 dir off secs velapsed scanned readms writems pf t0 t1 logtxt pfline avline
+	SEQ=$((SEQ + 1))
+	dir=$RUNS/$SEQ
+	mkdir -p "$dir"
+	chown "$PGUSER": "$dir"
+	make_dirty "$f" "$dir"
+	cold_start "$cfg" "$dir"
+	off=$(stat -c %s "$SERVERLOG")
+	q "SELECT pg_stat_prefetch_reset(); SELECT count(*) FROM pg_class; SELECT 'vb'::regclass" >/dev/null
+	load1=$(cut -d' ' -f1 /proc/loadavg)
+
+	if [ "$wl" = manual ]; then
+		start_sampler "$dir" 600
+		c0=$(cpu_ticks); d0=$(disk_sectors)
+		psql_ -At >"$dir/vacuum.txt" 2>&1 <<EOF
+SELECT 'T0=' || extract(epoch FROM clock_timestamp());
+VACUUM (VERBOSE) vb;
+SELECT 'T1=' || extract(epoch FROM clock_timestamp());
+EOF
+		c1=$(cpu_ticks); d1=$(disk_sectors)
+		stop_sampler
+		t0=$(sed -n 's/^T0=//p' "$dir/vacuum.txt")
+		t1=$(sed -n 's/^T1=//p' "$dir/vacuum.txt")
+		secs=$(python3 -c "print('%.3f' % ($t1 - $t0))")
+		logtxt=$(cat "$dir/vacuum.txt")
+	else
+		start_sampler "$dir" 1200
+		c0=$(cpu_ticks); d0=$(disk_sectors)
+		t0=$(q "ALTER SYSTEM SET autovacuum = on; SELECT pg_reload_conf(); SELECT extract(epoch FROM clock_timestamp())" | tail -1)
+		for _ in $(seq 12000); do
+			logtxt=$(avlog "$off")
+			[[ "$logtxt" == *elapsed:* ]] && break
+			sleep 0.1
+		done
+		c1=$(cpu_ticks); d1=$(disk_sectors)
+		stop_sampler
+		q "ALTER SYSTEM SET autovacuum = off; SELECT pg_reload_conf();" >/dev/null
+		[ -n "$logtxt" ] || die "no autovacuum of vb within 20 minutes"
+		secs=$(echo "$logtxt" | sed -n 's/.*elapsed: \([0-9.]*\) s.*/\1/p' | head -1)
+		# the vacuum started "elapsed" before its log line
+		t0=$(echo "$logtxt" | head -1 | awk -v e="$secs" '{printf "%.3f", $4 - e}')
+	fi
+	sleep 0.3
+	velapsed=$(echo "$logtxt" | sed -n 's/.*elapsed: \([0-9.]*\) s.*/\1/p' | head -1)
+	scanned=$(echo "$logtxt" | sed -n 's/.*remain, \([0-9]*\) scanned.*/\1/p' | head -1)
+	readms=$(echo "$logtxt" | sed -n 's/.*I\/O timings: read: \([0-9.]*\) ms.*/\1/p' | head -1)
+	writems=$(echo "$logtxt" | sed -n 's/.*I\/O timings: .*write: \([0-9.]*\) ms.*/\1/p' | head -1)
+	cpuu=$(echo "$logtxt" | sed -n 's/.*system usage: CPU: user: \([0-9.]*\) s.*/\1/p' | head -1)
+	cpus=$(echo "$logtxt" | sed -n 's/.*system usage: CPU: .*system: \([0-9.]*\) s.*/\1/p' | head -1)
+	busy=$(echo "$c0 $c1" | awk '{ if ($4 > $2) printf "%.0f", 100 * ($3 - $1) / ($4 - $2) }')
+	devmb=$(echo "$d0 $d1" | awk '{ if (NF == 2) printf "%.0f", ($2 - $1) * 512 / 1048576 }')
+	FOREIGN=$(( $(drops) - DROPS0 ))
+	if [ -n "$LOCKER_PID" ]; then
+		kill "$LOCKER_PID"
+		wait "$LOCKER_PID" || true
+		LOCKER_PID=""
+		FOREIGN=0	# the pinned blocks survive another drop_caches
+	fi
+	pf=$(prefetch_stats "$cfg")
+	pfline=$(tail -c +"$((off + 1))" "$SERVERLOG" | grep -i -m1 'bgw_prefetch: .*vacuum of "[^"]*vb"' | sed 's/"/""/g' || true)
+	tail -c +"$((off + 1))" "$SERVERLOG" >"$dir/server.log"
+	echo "$wl,$f,$cfg,$rep,$SEQ,$secs,$velapsed,$scanned,$PLANNED,$NOTVIS,$readms,$writems,$cpuu,$cpus,$pf,$CACHED,$(echo "$PRELOAD" | sed -n 's/.*seconds=//p'),$t0,$load1,$busy,$devmb,$attempt,$FOREIGN,$([ "$FOREIGN" -eq 0 ] && echo 1 || echo 0),\"$pfline\"" >>"$RUNCSV"
+	sed -E 's/^.*NOTICE:  //' "$dir/samples.txt" | grep '^S|' | sed "s/^S|/$SEQ|/" >>"$WORK/samples.txt" || true
+	log "$wl $f% $cfg #$rep.$attempt: ${secs} s, scanned ${scanned:-?} (planned $PLANNED), read I/O ${readms:-?} ms, CPU ${cpuu:-?}+${cpus:-?} s, load $load1, machine CPU ${busy:-?} %, disk read ${devmb:-?} MB, pf: $pf"
+	[ "${scanned:-x}" = "$PLANNED" ] || log "WARNING: VACUUM scanned ${scanned:-?} pages, the plan says $PLANNED"
+}
+
+# ---------------------------------------------------------------- runs
+
+T_START=$(date +%s)
+for wl in $WORKLOADS; do
+	if [ "$wl" = manual ]; then fr=$FRACTIONS; cf=$CONFIGS; else fr=$AV_FRACTIONS; cf=$AV_CONFIGS; fi
+	for f in $fr; do
+		for rep in $(seq "$REPS"); do
+			for cfg in $cf; do
+				run_one "$wl" "$f" "$cfg" "$rep"
+			done
+		done
+	done
+done
+T_END=$(date +%s)
+log "runs took $(( (T_END - T_START) / 60 )) min"
+
+# ---------------------------------------------------------------- report
+
+mkdir -p "$RESDIR"
+cp "$RUNCSV" "$RESDIR/${NAME}_runs.csv"
+# the raw samples are summarised per run into ${NAME}_diag.csv
+{
+	echo "seq,epoch,pid,phase,heap_blks_total,heap_blks_scanned,state,consumer_block,prefetch_block,distance,reads_in_flight,io_depth,planned_blocks,prefetched_blocks,wait_event"
+	tr '|' ',' <"$WORK/samples.txt" 2>/dev/null || true
+} >"$WORK/samples.csv"
+python3 "$LIB/vacuum_report.py" --runs "$RESDIR/${NAME}_runs.csv" --samples "$WORK/samples.csv" \
+	--outdir "$RESDIR" --name "$NAME" \
+	--meta "date=$(date -u '+%Y-%m-%d %H:%M UTC')" \
+	--meta "command=sudo bash bench/vacuum_bench.sh ${ARGS[*]:-}" \
+	--meta "machine=$(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB RAM, $(uname -r), PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}')" \
+	--meta "conf=${EXTRA_CONF[*]:-}" \
+	--meta "table=$BLOCKS blocks ($((BLOCKS * 8192 / 1048576)) MiB), $ROWS_PER_PAGE rows/page, fillfactor 90, no index" \
+	--meta "extension=bgw_prefetch.so md5 $SOMD5, copied from $SO_SOURCE at $SO_TIME and used for every run (git $GITREV, $GITDIRTY uncommitted files under src/ then)" \
+	--meta "reps=$REPS; total run time $(( (T_END - T_START) / 60 )) min"
+if command -v gnuplot >/dev/null && [ -f "$RESDIR/${NAME}.gp" ]; then
+	(cd "$RESDIR" && gnuplot "${NAME}.gp") && rm -f "$RESDIR/${NAME}.gp"
+fi
+log "results: $RESDIR/${NAME}.md"
+cat "$RESDIR/${NAME}.md"
