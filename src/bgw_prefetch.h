@@ -97,6 +97,12 @@ extern void stats_report_scan(const ScanReport *report);
 #define BGWP_LWLOCK_MONITOR		2	/* monitor.c: published status */
 #define BGWP_NUM_LWLOCKS		3
 
+/*
+ * Largest read the prefetcher issues (adjacent planned blocks are coalesced
+ * up to it); the calibration measures sequential reads of the same size.
+ */
+#define BGWP_MAX_READ_BLOCKS 32
+
 /* Most VACUUM/ANALYZE runs served at once (size of the live view). */
 #define BGWP_MAX_TARGETS 64
 

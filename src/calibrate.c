@@ -125,7 +125,7 @@ PG_FUNCTION_INFO_V1(bgw_prefetch_calibration_results);
  * that seq_us_per_block is what its streaming costs.
  */
 #define CAL_RANDOM_READ		BLCKSZ
-#define CAL_SEQ_READ		(32 * BLCKSZ)
+#define CAL_SEQ_READ		(BGWP_MAX_READ_BLOCKS * BLCKSZ)
 #define CAL_SEQ_MAX_DEPTH	8
 
 /* Step length: reads, sample density (1 block in N), time */

@@ -48,8 +48,6 @@
 #include "vacuum_plan.h"
 #include "vm_reader.h"
 
-/* Largest read issued: adjacent planned blocks are coalesced up to this. */
-#define BGWP_MAX_READ_BLOCKS 32
 /* Reads the engine keeps in flight at most, all targets together. */
 #define BGWP_ENGINE_MAX_INFLIGHT 1024
 /* Submitted ranges remembered per target (ahead of the consumer). */
@@ -503,6 +501,23 @@ tablespace_cost(Oid spcnode)
 }
 
 /*
+ * A calibration of the tablespace is on record: its random cost is the
+ * consumer's (measured at the depth ANALYZE's own prefetch gets) and is
+ * taken as is; its sequential cost replaces the default once, after which
+ * finished streams refine it.
+ */
+static void
+calibrate_cost_model(AnalyzeCostModel *model, const ResolvedRelation *rel)
+{
+	AnalyzeCostModel defaults;
+
+	analyze_cost_model_defaults(&defaults);
+	model->random_us_per_block = rel->random_us_per_block;
+	if (model->seq_us_per_block == defaults.seq_us_per_block)
+		model->seq_us_per_block = rel->seq_us_per_block;
+}
+
+/*
  * Teach the tablespace's cost model what a finished ANALYZE stream cost.
  */
 static void
@@ -785,6 +800,8 @@ activate_target(PrefetchTarget *t)
 		t->nblocks = t->cur_nblocks = relation_nblocks(t);
 		t->join_block = analyze_position_lower_bound(t->obs.position, t->obs.total,
 													 t->nblocks);
+		if (t->rel.calibrated)
+			calibrate_cost_model(tablespace_cost(t->relfile.spcNode), &t->rel);
 		t->cost = *tablespace_cost(t->relfile.spcNode);
 		if (!analyze_should_stream(t->obs.total, t->nblocks, &t->cost))
 		{

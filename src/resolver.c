@@ -62,6 +62,7 @@
 #include "utils/timestamp.h"
 
 #include "bgw_prefetch.h"
+#include "calibrate.h"
 #include "resolver.h"
 #include "targets.h"
 
@@ -124,6 +125,8 @@ depth_source_name(DepthSource source)
 	{
 		case DEPTH_FROM_GUC_MAP:
 			return "bgw_prefetch.tablespace_io_depth";
+		case DEPTH_FROM_CALIBRATION:
+			return "calibration";
 		case DEPTH_FROM_TABLESPACE_OPTION:
 			return "tablespace option";
 		case DEPTH_FROM_SERVER_DEFAULT:
@@ -376,20 +379,32 @@ vacuum_is_aggressive(Form_pg_class classForm, HeapTuple classTup,
 }
 
 /*
- * The depth for a tablespace and where it comes from: the GUC map, then
- * the tablespace's maintenance_io_concurrency option, then the server's.
+ * The depth for a tablespace and where it comes from: the GUC map, then a
+ * recorded calibration, then the tablespace's maintenance_io_concurrency
+ * option, then the server's.  A calibration's read costs are passed on for
+ * the ANALYZE cost model whatever decides the depth.
  */
 static void
 resolve_depth(Oid spcid, ResolvedRelation *res)
 {
 	char	   *spcname = get_tablespace_name(spcid);
 	int			depth = spcname ? bgwp_tablespace_depth_lookup(spcname) : -1;
+	int			calibrated_depth;
 	HeapTuple	spctup;
 
+	res->calibrated = calibration_lookup(spcid, &calibrated_depth,
+										 &res->seq_us_per_block,
+										 &res->random_us_per_block);
 	if (depth > 0)
 	{
 		res->io_depth = depth;
 		res->depth_source = DEPTH_FROM_GUC_MAP;
+		return;
+	}
+	if (res->calibrated)
+	{
+		res->io_depth = calibrated_depth;
+		res->depth_source = DEPTH_FROM_CALIBRATION;
 		return;
 	}
 	res->io_depth = maintenance_io_concurrency;

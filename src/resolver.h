@@ -14,6 +14,7 @@
 typedef enum DepthSource
 {
 	DEPTH_FROM_GUC_MAP,			/* bgw_prefetch.tablespace_io_depth */
+	DEPTH_FROM_CALIBRATION,		/* bgw_prefetch_calibrate_apply() */
 	DEPTH_FROM_TABLESPACE_OPTION,	/* ALTER TABLESPACE SET (maintenance_io_concurrency) */
 	DEPTH_FROM_SERVER_DEFAULT	/* maintenance_io_concurrency */
 } DepthSource;
@@ -29,6 +30,9 @@ typedef struct ResolvedRelation
 	VacuumSkipMode skip_mode;	/* VACUUM only */
 	int			io_depth;
 	DepthSource depth_source;
+	bool		calibrated;		/* costs below come from a calibration */
+	double		seq_us_per_block;
+	double		random_us_per_block;
 	char		relname[2 * NAMEDATALEN + 2];	/* schema.relation, for logs */
 	char		skip_reason[96];	/* non-empty: do not prefetch, and why */
 } ResolvedRelation;
