@@ -69,10 +69,11 @@ VACUUM (FREEZE) $name;
 # BackgroundPsql session (the statement is running when it returns).
 sub start_slow
 {
-	my ($db, $sql, $delay) = @_;
+	my ($db, $sql, $delay, $limit) = @_;
+	$limit //= 20;
 	my $s = $node->background_psql($db, on_error_stop => 0);
 	my $pid = $s->query_safe(
-		"SET vacuum_cost_delay = '$delay'; SET vacuum_cost_limit = 20; SELECT pg_backend_pid()");
+		"SET vacuum_cost_delay = '$delay'; SET vacuum_cost_limit = $limit; SELECT pg_backend_pid()");
 	$s->query_until(qr/slow statement starts/, "\\echo slow statement starts\n$sql;\n");
 	return wantarray ? ($s, $pid) : $s;
 }
@@ -161,7 +162,10 @@ for my $i (1 .. 10)
 	$node->safe_psql('postgres', "CREATE DATABASE $db TEMPLATE tmpl_big");
 	$node->safe_psql('postgres', "CREATE DATABASE idle_$i");
 	my $offset = -s $node->logfile;
-	my ($s, $pid) = start_slow($db, 'VACUUM (DISABLE_PAGE_SKIPPING) big', '10ms');
+	# odd rounds terminate the VACUUM mid-scan: make sure it is still
+	# scanning then, however slow the machine (cost limit 2: ~10 ms a page)
+	my ($s, $pid) = start_slow($db, 'VACUUM (DISABLE_PAGE_SKIPPING) big', '10ms',
+		$i % 2 ? 2 : 20);
 	wait_prefetching($db, 'big', "DROP DATABASE #$i");
 
 	# the monitor is busy: a DROP DATABASE elsewhere still gets its barrier
