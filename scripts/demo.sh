@@ -85,6 +85,7 @@ track_io_timing = on
 shared_preload_libraries = 'bgw_prefetch'
 bgw_prefetch.log_min_duration = 0	# log every watched scan
 bgw_prefetch.min_relation_size = 8MB
+bgw_prefetch.naptime = 50ms		# find the autovacuum worker sooner (default 200ms)
 
 autovacuum_naptime = 1s
 autovacuum_vacuum_threshold = 100

@@ -77,6 +77,9 @@ typedef struct MonitorShared
 
 static MonitorShared *monitor_shared = NULL;
 
+/* The idle state is published; false whenever the engine was (re)started. */
+static bool published_idle = false;
+
 Size
 monitor_shmem_size(void)
 {
@@ -185,6 +188,11 @@ publish_state(int64 targets_served)
 	ActivityRow rows[BGWP_MAX_TARGETS];
 	int			nrows = prefetcher_activity(rows, BGWP_MAX_TARGETS);
 	const char *reason = prefetcher_fallback_reason();
+
+	/* an idle monitor has nothing new to say after saying it once */
+	if (nrows == 0 && published_idle)
+		return;
+	published_idle = (nrows == 0);
 
 	LWLockAcquire(monitor_shared->lock, LW_EXCLUSIVE);
 	monitor_shared->nrows = nrows;
@@ -298,6 +306,7 @@ bgwp_monitor_main(Datum main_arg)
 
 	MemoryContextSwitchTo(loop_context);
 	prefetcher_start();
+	published_idle = false;
 	engine_method = bgwp_io_method;
 
 	while (!ShutdownRequestPending)
@@ -318,13 +327,15 @@ bgwp_monitor_main(Datum main_arg)
 			/* io_method changed at reload: new engine, targets start over */
 			prefetcher_stop(true);
 			prefetcher_start();
+			published_idle = false;
 			engine_method = bgwp_io_method;
 		}
 
 		busy = monitor_iteration(&targets_served);
 		MemoryContextReset(loop_context);
-		/* lets the statistics system release entries of dropped relations */
-		pgstat_report_stat(false);
+		/* let the statistics system release entries of dropped relations */
+		if (busy)
+			pgstat_report_stat(false);
 
 		event_fd = prefetcher_event_fd();
 		if (prefetcher_active_targets() > 0 && event_fd >= 0)
