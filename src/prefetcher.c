@@ -161,7 +161,7 @@ typedef struct TablespaceCost
 #define BGWP_CACHED_COST_FRACTION 0.2
 
 static TablespaceCost tablespace_costs[BGWP_COST_TABLESPACES];
-static int	ntablespace_costs = 0;
+static int	ntablespace_costs = 0;	/* entries ever created */
 
 static PrefetchTarget targets[BGWP_MAX_TARGETS];
 static IoEngine *engine = NULL;
@@ -489,12 +489,11 @@ tablespace_cost(Oid spcnode)
 {
 	TablespaceCost *tc;
 
-	for (int i = 0; i < ntablespace_costs; i++)
+	for (int i = 0; i < Min(ntablespace_costs, BGWP_COST_TABLESPACES); i++)
 		if (tablespace_costs[i].spcnode == spcnode)
 			return &tablespace_costs[i].model;
-	/* a new tablespace; when full, recycle the oldest entry */
-	tc = &tablespace_costs[ntablespace_costs < BGWP_COST_TABLESPACES ?
-						   ntablespace_costs++ : 0];
+	/* a new tablespace; when full, recycle entries in turn, oldest first */
+	tc = &tablespace_costs[ntablespace_costs++ % BGWP_COST_TABLESPACES];
 	tc->spcnode = spcnode;
 	analyze_cost_model_defaults(&tc->model);
 	return &tc->model;

@@ -80,7 +80,6 @@ copy_from_shared_buffers(VmReader *reader, BlockNumber mapblock)
 	memcpy(reader->page.data, BufferGetPage(buffer), BLCKSZ);
 	LockBuffer(buffer, BUFFER_LOCK_UNLOCK);
 	ReleaseBuffer(buffer);
-	reader->pages_from_buffers++;
 	return true;
 }
 
@@ -116,7 +115,6 @@ copy_from_file(VmReader *reader, BlockNumber mapblock)
 						 (off_t) mapblock * BLCKSZ);
 	if (nread != BLCKSZ)
 		memset(reader->page.data, 0, BLCKSZ);
-	reader->pages_from_file++;
 }
 
 /*

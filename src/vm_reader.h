@@ -19,8 +19,6 @@ typedef struct VmReader
 	bool		file_missing;	/* no VM fork yet: every bit reads 0 */
 	BlockNumber cached_block;	/* VM block in page[], InvalidBlockNumber if none */
 	PGAlignedBlock page;
-	uint64		pages_from_buffers; /* how the VM was read, for debugging */
-	uint64		pages_from_file;
 } VmReader;
 
 extern void vm_reader_init(VmReader *reader, BgwpRelFile relfile);
