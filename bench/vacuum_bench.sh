@@ -14,6 +14,8 @@
 #	off	the extension loaded, bgw_prefetch.enabled = off
 #	on	bgw_prefetch.enabled = on, io_uring, depth = maintenance_io_concurrency (10)
 #	on32	as on, with bgw_prefetch.tablespace_io_depth = 'pg_default=32'
+#	onfa	as on, with bgw_prefetch.io_method = fadvise (posix_fadvise
+#		WILLNEED instead of io_uring reads)
 #	bound	enabled = off, and exactly the heap blocks the VACUUM reads are
 #		already in the OS cache, pinned there with mlock (the best a
 #		prefetcher could do)
@@ -105,7 +107,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 for c in $CONFIGS $AV_CONFIGS; do
-	case "$c" in off|on|on32|bound) ;; *) echo "vacuum_bench.sh: unknown configuration $c" >&2; exit 2 ;; esac
+	case "$c" in off|on|on32|onfa|bound) ;; *) echo "vacuum_bench.sh: unknown configuration $c" >&2; exit 2 ;; esac
 done
 [ -n "$NAME" ] || { [ "$QUICK" -eq 1 ] && NAME=vacuum_quick || NAME=vacuum; }
 
@@ -282,9 +284,10 @@ done
 config_sql()
 {
 	case "$1" in
-		off|bound) echo "ALTER SYSTEM SET bgw_prefetch.enabled = off; ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = '';" ;;
-		on) echo "ALTER SYSTEM SET bgw_prefetch.enabled = on; ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = '';" ;;
-		on32) echo "ALTER SYSTEM SET bgw_prefetch.enabled = on; ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = 'pg_default=32';" ;;
+		off|bound) echo "ALTER SYSTEM SET bgw_prefetch.enabled = off; ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = ''; ALTER SYSTEM SET bgw_prefetch.io_method = io_uring;" ;;
+		on) echo "ALTER SYSTEM SET bgw_prefetch.enabled = on; ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = ''; ALTER SYSTEM SET bgw_prefetch.io_method = io_uring;" ;;
+		on32) echo "ALTER SYSTEM SET bgw_prefetch.enabled = on; ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = 'pg_default=32'; ALTER SYSTEM SET bgw_prefetch.io_method = io_uring;" ;;
+		onfa) echo "ALTER SYSTEM SET bgw_prefetch.enabled = on; ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = ''; ALTER SYSTEM SET bgw_prefetch.io_method = fadvise;" ;;
 		*) die "unknown configuration $1" ;;
 	esac
 }
@@ -402,7 +405,7 @@ stop_sampler()
 prefetch_stats()
 {
 	local cfg=$1 row=""
-	if [ "$cfg" = on ] || [ "$cfg" = on32 ]; then
+	if [ "$cfg" != off ] && [ "$cfg" != bound ]; then
 		for _ in $(seq 100); do
 			row=$(q "SELECT planned_blocks, prefetched_blocks, late_blocks, wasted_blocks,
 				round(prefetch_read_time::numeric, 4), round(scan_time::numeric, 4),

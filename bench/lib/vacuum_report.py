@@ -15,11 +15,13 @@ import re
 import statistics
 from collections import defaultdict
 
-CONFIG_ORDER = ["off", "on", "on32", "bound"]
+CONFIG_ORDER = ["off", "on", "on32", "onfa", "bound"]
+PREFETCH_CONFIGS = ("on", "on32", "onfa")
 CONFIG_LABEL = {
     "off": "off",
     "on": "on (depth 10)",
     "on32": "on (depth 32)",
+    "onfa": "on (fadvise, depth 10)",
     "bound": "bound",
 }
 TARGET_BOUND = 1.15
@@ -165,7 +167,7 @@ def main():
         md.append("")
         hdr = ["dirty pages", "scanned pages (= planned)"]
         hdr += ["%s s" % CONFIG_LABEL[c] for c in cfgs]
-        for c in ("on", "on32"):
+        for c in PREFETCH_CONFIGS:
             if c in cfgs:
                 if "off" in cfgs:
                     hdr.append("%s / off" % CONFIG_LABEL[c])
@@ -194,7 +196,7 @@ def main():
                 hi = max((num(r["seconds"]) for r in rs), default=None)
                 row.append("%s (%s–%s, n=%d)" % (fmt(m), fmt(lo, 2), fmt(hi, 2), len(rs))
                            if rs else "–")
-            for c in ("on", "on32"):
+            for c in PREFETCH_CONFIGS:
                 if c not in cfgs:
                     continue
                 for base, lim in (("off", TARGET_OFF), ("bound", TARGET_BOUND)):
@@ -234,7 +236,7 @@ def main():
         prow = []
         for f in fracs:
             cells = []
-            for c in ("on", "on32"):
+            for c in PREFETCH_CONFIGS:
                 if c not in cfgs:
                     continue
                 for base in ("off", "bound"):
@@ -248,7 +250,7 @@ def main():
                     else:
                         cells.append("–")
             prow.append("| %s %% | %s |" % (f, " | ".join(cells)))
-        phdr = ["%s / %s" % (CONFIG_LABEL[c], base) for c in ("on", "on32") if c in cfgs
+        phdr = ["%s / %s" % (CONFIG_LABEL[c], base) for c in PREFETCH_CONFIGS if c in cfgs
                 for base in ("off", "bound") if base in cfgs]
         if phdr:
             md.append("Ratios of the runs of the same round (median, min–max over the rounds):")
@@ -275,7 +277,7 @@ def main():
                 rs = groups.get((wl, f, c), [])
                 if not rs:
                     continue
-                pfon = c in ("on", "on32")
+                pfon = c in PREFETCH_CONFIGS
                 cpu = med([(num(r["cpu_user"]) or 0) + (num(r["cpu_sys"]) or 0)
                            for r in rs if num(r["cpu_user"]) is not None])
                 never = med([num(r["pf_planned"]) - num(r["pf_prefetched"]) - (num(r["pf_wasted"]) or 0)
@@ -359,7 +361,7 @@ def main():
         # discovery and pacing, from pg_stat_prefetch_activity samples
         rows = []
         for f in fracs:
-            for c in ("on", "on32"):
+            for c in PREFETCH_CONFIGS:
                 rs = groups.get((wl, f, c), [])
                 ds = [diagnose(r, samples.get(r["seq"], [])) for r in rs]
                 ds = [d for d in ds if d]
@@ -397,7 +399,7 @@ def main():
     if verdicts:
         md.append("### Targets")
         md.append("")
-        for c in ("on", "on32"):
+        for c in PREFETCH_CONFIGS:
             for base, lim in (("bound", TARGET_BOUND), ("off", TARGET_OFF)):
                 vs = [v for v in verdicts if v[2] == c and v[3] == base]
                 if not vs:
@@ -411,7 +413,7 @@ def main():
 
     # one example LOG line of the extension
     for r in runs:
-        if r["config"] in ("on", "on32") and r.get("log_line"):
+        if r["config"] in PREFETCH_CONFIGS and r.get("log_line"):
             md.append("Example bgw_prefetch LOG line (%s, %s %%, %s):" % (r["workload"], r["fraction"], r["config"]))
             md.append("")
             md.append("    " + re.sub(r"^.*?LOG:  ", "LOG:  ", r["log_line"]))
@@ -474,7 +476,7 @@ def main():
         plots = []
         for i, c in enumerate(CONFIG_ORDER):
             if any(groups.get((wl, f, c)) for f in {r["fraction"] for r in runs}):
-                color = {"off": "#9400d3", "on": "#009e73", "on32": "#56b4e9", "bound": "#e69f00"}[c]
+                color = {"off": "#9400d3", "on": "#009e73", "on32": "#56b4e9", "onfa": "#d55e00", "bound": "#e69f00"}[c]
                 plots.append("'%s_%s.dat' using 1:%d with linespoints lw 2 pt %d lc rgb '%s' title '%s'"
                              % (args.name, wl, i + 2, 5 + 2 * i, color, CONFIG_LABEL[c]))
         gp.append("plot " + ", \\\n     ".join(plots))
