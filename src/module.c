@@ -110,9 +110,11 @@ bgwp_shmem_startup(void)
 }
 
 /*
- * A manual VACUUM or ANALYZE is starting: tell the monitor, so that it looks
- * for it at once instead of after up to bgw_prefetch.naptime.  (Autovacuum
- * runs no utility statement; the monitor finds it by polling.)
+ * A manual VACUUM or ANALYZE is starting: resolve the relations it names,
+ * so that no resolver worker has to (resolver.c), and tell the monitor, so
+ * that it looks for the scan at once instead of after up to
+ * bgw_prefetch.naptime.  (Autovacuum runs no utility statement; the monitor
+ * finds it by polling.)
  */
 static void
 bgwp_process_utility(PlannedStmt *pstmt, const char *queryString,
@@ -121,7 +123,10 @@ bgwp_process_utility(PlannedStmt *pstmt, const char *queryString,
 					 DestReceiver *dest, QueryCompletion *qc)
 {
 	if (IsA(pstmt->utilityStmt, VacuumStmt))
+	{
+		resolver_announce_statement((VacuumStmt *) pstmt->utilityStmt);
 		monitor_announce_scan();
+	}
 
 	if (prev_process_utility_hook)
 		prev_process_utility_hook(pstmt, queryString, readOnlyTree, context,

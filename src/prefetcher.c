@@ -168,6 +168,7 @@ static IoEngine *engine = NULL;
 static const char *fallback_reason = NULL;
 static MemoryContext prefetch_context = NULL;
 
+static void activate_target(PrefetchTarget *t);
 static void end_target(PrefetchTarget *t);
 static void release_target(PrefetchTarget *t);
 static void count_planned_blocks(PrefetchTarget *t, BlockNumber consumer,
@@ -321,6 +322,19 @@ prefetcher_track(const TargetObservation *obs)
 	t->report.command = obs->command;
 	t->distance = BGWP_INITIAL_DISTANCE;
 	t->completed_before = -1;
+	t->resolve_request = -1;
+
+	/* a manual command's backend may have resolved the relation already */
+	if (!obs->autovacuum &&
+		resolver_take_announced(obs->dbid, obs->relid, obs->command, obs->pid,
+								&t->rel))
+	{
+		elog(DEBUG1, "bgw_prefetch: relation %u resolved by its backend, consumer at block %lld",
+			 obs->relid, (long long) obs->position);
+		activate_target(t);
+		return true;
+	}
+
 	t->resolve_request = resolver_start(obs->dbid, obs->relid, obs->command,
 										obs->autovacuum, obs->slot, obs->pid);
 	if (t->resolve_request < 0)
@@ -358,7 +372,11 @@ segment_fd(PrefetchTarget *t, int segno)
 		if (t->segments[s].inflight == 0)
 			victim = &t->segments[s];
 	if (victim == NULL)
-		return -1;				/* every open segment has reads in flight */
+	{
+		errno = EMFILE;			/* every open segment has reads in flight:
+								 * retry later, as when out of descriptors */
+		return -1;
+	}
 	if (victim->fd >= 0)
 		close(victim->fd);
 	victim->fd = -1;
@@ -367,6 +385,16 @@ segment_fd(PrefetchTarget *t, int segno)
 						 t->relfile.relNode, MAIN_FORKNUM);
 	segpath = segno == 0 ? pstrdup(path) : psprintf("%s.%d", path, segno);
 	victim->fd = BasicOpenFile(segpath, O_RDONLY | PG_BINARY);
+
+	/*
+	 * A VACUUM plan skips all-visible ranges: read exactly the planned
+	 * blocks, without the kernel's readahead, which would otherwise read the
+	 * skipped ranges too (up to read_ahead_kb past every read) and take disk
+	 * time from the planned blocks and the VACUUM's own WAL flushes.  An
+	 * ANALYZE stream is sequential and keeps the readahead.
+	 */
+	if (victim->fd >= 0 && t->obs.command == PREFETCH_CMD_VACUUM)
+		(void) posix_fadvise(victim->fd, 0, 0, POSIX_FADV_RANDOM);
 	victim->segno = segno;
 	victim->inflight = 0;
 	pfree(segpath);

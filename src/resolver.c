@@ -14,13 +14,24 @@
  * relation itself), writes the answer into a shared request slot, wakes the
  * monitor and exits, typically within tens of milliseconds.
  *
+ * A manual VACUUM or ANALYZE that names its tables needs no worker: the
+ * backend running it resolves them itself, from the utility hook, just
+ * before the command starts (resolver_announce_statement()), and leaves the
+ * answers in shared "announcement" slots that the monitor takes when the
+ * scan shows up.  That saves a worker start (tens of milliseconds, a large
+ * part of a short VACUUM's prefetch window), and the backend knows what an
+ * outside worker can only guess: the statement's options as parsed, and
+ * its session's vacuum_freeze_table_age.  Database-wide commands, the
+ * partitions and inheritance children a command expands to, and autovacuum
+ * go through the workers.
+ *
  * Whether a VACUUM is aggressive is computed as vacuum_set_xid_limits()
  * does from relfrozenxid/relminmxid, the freeze table ages (the table's
  * autovacuum reloptions for autovacuum) and, for a manual VACUUM, the FREEZE
- * and DISABLE_PAGE_SKIPPING options, which the worker reads by running the
- * server's own parser over the backend's query text.  A session-level SET
- * vacuum_freeze_table_age cannot be seen from outside: such a VACUUM is
- * planned as non-aggressive (documented).
+ * and DISABLE_PAGE_SKIPPING options.  A worker reads those by running the
+ * server's own parser over the backend's query text; it cannot see a
+ * session-level SET vacuum_freeze_table_age, so such a VACUUM of a table
+ * the statement does not name is planned as non-aggressive (documented).
  *
  * If no worker slot is free (max_worker_processes), the target is skipped
  * with a rate-limited LOG line; the monitor never retries in a loop.
@@ -37,6 +48,7 @@
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_database.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_tablespace.h"
 #include "commands/tablespace.h"
 #include "commands/vacuum.h"
@@ -49,6 +61,7 @@
 #include "postmaster/bgworker.h"
 #include "storage/bufmgr.h"
 #include "storage/ipc.h"
+#include "storage/lmgr.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "tcop/tcopprot.h"
@@ -81,11 +94,38 @@ typedef struct ResolveRequest
 	ResolvedRelation result;
 } ResolveRequest;
 
+/*
+ * One relation resolved in advance by the backend about to scan it; taken
+ * (freed) by the monitor when the scan appears.  Slots not taken (the scan
+ * never came, or was not served) are recycled oldest first.
+ */
+typedef struct AnnouncedRelation
+{
+	bool		in_use;
+	int			backend_pid;
+	Oid			dbid;
+	Oid			relid;
+	PrefetchCommand command;
+	TimestampTz announced_at;
+	ResolvedRelation result;
+} AnnouncedRelation;
+
 typedef struct ResolverShared
 {
 	LWLock	   *lock;
 	ResolveRequest requests[BGWP_MAX_TARGETS];
+	AnnouncedRelation announced[BGWP_MAX_TARGETS];
 } ResolverShared;
+
+/* The options of a VACUUM that change what it reads */
+typedef struct VacuumOptions
+{
+	bool		freeze;
+	bool		disable_page_skipping;
+	bool		analyze;		/* VACUUM (ANALYZE): each table analyzed too */
+	bool		full;			/* VACUUM FULL: a rewrite, no lazy scan */
+	bool		skip_toast;		/* PROCESS_TOAST false */
+} VacuumOptions;
 
 static ResolverShared *resolver_shared = NULL;
 
@@ -96,6 +136,13 @@ static TimestampTz last_no_slot_log = 0;
 
 /* Log "no worker slot" at most this often. */
 #define NO_SLOT_LOG_INTERVAL_MS 60000
+
+/*
+ * At most this many relations of one statement are resolved in advance
+ * (a relation and its TOAST table count as two): the lookups run in the
+ * user's backend, before the command, so they must stay few.
+ */
+#define MAX_ANNOUNCED_PER_STATEMENT 16
 
 Size
 resolver_shmem_size(void)
@@ -263,22 +310,48 @@ resolver_release(int request)
 	}
 }
 
-/* ---------------- the resolver worker ---------------- */
+/* ---------------- resolving a relation ---------------- */
 
 /*
- * Read FREEZE and DISABLE_PAGE_SKIPPING from a manual VACUUM's query text
- * with the server's parser, inside a subtransaction so that text that does
- * not parse (truncated by track_activity_query_size, say) just means "no
- * options known".
+ * The options that matter to us from a VACUUM's option list (DefElems, as
+ * the grammar leaves them).
  */
 static void
-parse_vacuum_options(const char *query, bool *freeze, bool *disable_skipping)
+vacuum_options_from_list(List *options, VacuumOptions *opts)
+{
+	ListCell   *lc;
+
+	memset(opts, 0, sizeof(*opts));
+	foreach(lc, options)
+	{
+		DefElem    *opt = lfirst_node(DefElem, lc);
+
+		if (strcmp(opt->defname, "freeze") == 0)
+			opts->freeze = defGetBoolean(opt);
+		else if (strcmp(opt->defname, "disable_page_skipping") == 0)
+			opts->disable_page_skipping = defGetBoolean(opt);
+		else if (strcmp(opt->defname, "analyze") == 0)
+			opts->analyze = defGetBoolean(opt);
+		else if (strcmp(opt->defname, "full") == 0)
+			opts->full = defGetBoolean(opt);
+		else if (strcmp(opt->defname, "process_toast") == 0)
+			opts->skip_toast = !defGetBoolean(opt);
+	}
+}
+
+/*
+ * Read a manual VACUUM's options from its query text with the server's
+ * parser, inside a subtransaction so that text that does not parse
+ * (truncated by track_activity_query_size, say) just means "no options
+ * known".
+ */
+static void
+parse_vacuum_options(const char *query, VacuumOptions *opts)
 {
 	MemoryContext oldcontext = CurrentMemoryContext;
 	ResourceOwner oldowner = CurrentResourceOwner;
 
-	*freeze = false;
-	*disable_skipping = false;
+	memset(opts, 0, sizeof(*opts));
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(oldcontext);
 	PG_TRY();
@@ -289,19 +362,7 @@ parse_vacuum_options(const char *query, bool *freeze, bool *disable_skipping)
 		if (list_length(stmts) == 1 &&
 			IsA((raw = linitial_node(RawStmt, stmts))->stmt, VacuumStmt) &&
 			((VacuumStmt *) raw->stmt)->is_vacuumcmd)
-		{
-			ListCell   *lc;
-
-			foreach(lc, ((VacuumStmt *) raw->stmt)->options)
-			{
-				DefElem    *opt = lfirst_node(DefElem, lc);
-
-				if (strcmp(opt->defname, "freeze") == 0)
-					*freeze = defGetBoolean(opt);
-				else if (strcmp(opt->defname, "disable_page_skipping") == 0)
-					*disable_skipping = defGetBoolean(opt);
-			}
-		}
+			vacuum_options_from_list(((VacuumStmt *) raw->stmt)->options, opts);
 		ReleaseCurrentSubTransaction();
 	}
 	PG_CATCH();
@@ -309,8 +370,7 @@ parse_vacuum_options(const char *query, bool *freeze, bool *disable_skipping)
 		MemoryContextSwitchTo(oldcontext);
 		FlushErrorState();
 		RollbackAndReleaseCurrentSubTransaction();
-		*freeze = false;
-		*disable_skipping = false;
+		memset(opts, 0, sizeof(*opts));
 	}
 	PG_END_TRY();
 	MemoryContextSwitchTo(oldcontext);
@@ -439,7 +499,8 @@ resolve_depth(Oid spcid, ResolvedRelation *res)
  * alone.
  */
 static void
-resolve_relation(const ResolveRequest *req, ResolvedRelation *res)
+resolve_relation(const ResolveRequest *req, const VacuumOptions *opts,
+				 ResolvedRelation *res)
 {
 	HeapTuple	tup;
 	Form_pg_class classForm;
@@ -465,9 +526,6 @@ resolve_relation(const ResolveRequest *req, ResolvedRelation *res)
 		strlcpy(res->skip_reason, "not a heap table", sizeof(res->skip_reason));
 	else
 	{
-		bool		freeze = false;
-		bool		disable_skipping = false;
-
 		res->relfilenode = OidIsValid(classForm->relfilenode) ?
 			classForm->relfilenode :
 			RelationMapOidToFilenode(req->relid, classForm->relisshared);
@@ -479,21 +537,21 @@ resolve_relation(const ResolveRequest *req, ResolvedRelation *res)
 
 		if (req->command == PREFETCH_CMD_VACUUM)
 		{
-			char		query[1024];
 			bool		wraparound = false;
 
-			if (targets_read_activity(req->backend_slot, req->backend_pid,
-									  query, sizeof(query)))
+			if (req->autovacuum)
 			{
-				if (req->autovacuum)
+				char		query[1024];
+
+				if (targets_read_activity(req->backend_slot, req->backend_pid,
+										  query, sizeof(query)))
 					wraparound = strstr(query, "(to prevent wraparound)") != NULL;
-				else
-					parse_vacuum_options(query, &freeze, &disable_skipping);
 			}
-			if (disable_skipping)
+			if (opts->disable_page_skipping)
 				res->skip_mode = VACUUM_SKIP_DISABLED;
 			else if (wraparound ||
-					 vacuum_is_aggressive(classForm, tup, req->autovacuum, freeze))
+					 vacuum_is_aggressive(classForm, tup, req->autovacuum,
+										  opts->freeze))
 				res->skip_mode = VACUUM_SKIP_AGGRESSIVE;
 			else
 				res->skip_mode = VACUUM_SKIP_NORMAL;
@@ -511,6 +569,7 @@ bgwp_resolver_main(Datum main_arg)
 	int			request = DatumGetInt32(main_arg);
 	uint32		generation;
 	ResolveRequest req;
+	VacuumOptions opts;
 	ResolvedRelation res;
 
 	memcpy(&generation, MyBgworkerEntry->bgw_extra, sizeof(generation));
@@ -533,7 +592,16 @@ bgwp_resolver_main(Datum main_arg)
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	pgstat_report_activity(STATE_RUNNING, "resolving relation");
-	resolve_relation(&req, &res);
+	memset(&opts, 0, sizeof(opts));
+	if (req.command == PREFETCH_CMD_VACUUM && !req.autovacuum)
+	{
+		char		query[1024];
+
+		if (targets_read_activity(req.backend_slot, req.backend_pid,
+								  query, sizeof(query)))
+			parse_vacuum_options(query, &opts);
+	}
+	resolve_relation(&req, &opts, &res);
 	CommitTransactionCommand();
 	pgstat_report_activity(STATE_IDLE, NULL);
 
@@ -547,4 +615,186 @@ bgwp_resolver_main(Datum main_arg)
 	LWLockRelease(resolver_shared->lock);
 	monitor_wakeup();
 	proc_exit(0);
+}
+
+/* ---------------- relations announced by the backend about to scan them ---------------- */
+
+/*
+ * Resolve one relation in this backend and leave the answer for the
+ * monitor, in a free slot or else in the oldest one.
+ */
+static void
+announce_relation(Oid relid, PrefetchCommand command, const VacuumOptions *opts)
+{
+	ResolveRequest req;
+	ResolvedRelation res;
+	AnnouncedRelation *slot = NULL;
+
+	memset(&req, 0, sizeof(req));
+	req.dbid = MyDatabaseId;
+	req.relid = relid;
+	req.command = command;
+	req.backend_pid = MyProcPid;
+	resolve_relation(&req, opts, &res);
+
+	LWLockAcquire(resolver_shared->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
+	{
+		AnnouncedRelation *a = &resolver_shared->announced[i];
+
+		if (!a->in_use)
+		{
+			slot = a;
+			break;
+		}
+		if (slot == NULL || a->announced_at < slot->announced_at)
+			slot = a;
+	}
+	slot->in_use = true;
+	slot->backend_pid = MyProcPid;
+	slot->dbid = MyDatabaseId;
+	slot->relid = relid;
+	slot->command = command;
+	slot->announced_at = GetCurrentTimestamp();
+	slot->result = res;
+	LWLockRelease(resolver_shared->lock);
+}
+
+static Oid
+toast_relid_of(Oid relid)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid			toastrelid = InvalidOid;
+
+	if (HeapTupleIsValid(tup))
+	{
+		toastrelid = ((Form_pg_class) GETSTRUCT(tup))->reltoastrelid;
+		ReleaseSysCache(tup);
+	}
+	return toastrelid;
+}
+
+/*
+ * Called from the utility hook of the backend about to run a VACUUM or
+ * ANALYZE: resolve the relations it names (and, for VACUUM, their TOAST
+ * tables), so that the monitor can start prefetching without a resolver
+ * worker.  Anything that goes wrong here only means "not announced": the
+ * lookups run in a subtransaction whose errors are swallowed, with
+ * interrupts held so that a query cancel is not swallowed with them (the
+ * command itself notices it at once).  No lock is taken: the relation is
+ * looked up by name as it is now, like the command will do a moment later.
+ */
+void
+resolver_announce_statement(const VacuumStmt *stmt)
+{
+	MemoryContext oldcontext = CurrentMemoryContext;
+	ResourceOwner oldowner = CurrentResourceOwner;
+	bool		vacuum = stmt->is_vacuumcmd;
+
+	if (!bgwp_enabled || bgwp_targets == PREFETCH_TARGETS_AUTOVACUUM ||
+		stmt->rels == NIL || !IsTransactionState() || resolver_shared == NULL)
+		return;
+
+	/* what this backend announced before is no longer wanted */
+	LWLockAcquire(resolver_shared->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
+		if (resolver_shared->announced[i].backend_pid == MyProcPid)
+			resolver_shared->announced[i].in_use = false;
+	LWLockRelease(resolver_shared->lock);
+
+	HOLD_INTERRUPTS();
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(oldcontext);
+	PG_TRY();
+	{
+		VacuumOptions opts;
+		bool		do_vacuum;
+		bool		do_analyze;
+		int			announced = 0;
+		ListCell   *lc;
+
+		vacuum_options_from_list(stmt->options, &opts);
+		do_vacuum = vacuum && !opts.full && bgwp_vacuum;
+		do_analyze = (!vacuum || opts.analyze) && bgwp_analyze;
+
+		/*
+		 * The depth lookups read pg_tablespace, which the command itself
+		 * does not need: never make it wait for a lock there (someone's
+		 * LOCK TABLE pg_tablespace); leave the relations to the workers.
+		 */
+		if ((do_vacuum || do_analyze) &&
+			ConditionalLockRelationOid(TableSpaceRelationId, AccessShareLock))
+		{
+			foreach(lc, stmt->rels)
+			{
+				VacuumRelation *vrel = lfirst_node(VacuumRelation, lc);
+				Oid			relid = vrel->oid;
+
+				if (announced >= MAX_ANNOUNCED_PER_STATEMENT)
+					break;
+				if (!OidIsValid(relid) && vrel->relation != NULL)
+					relid = RangeVarGetRelidExtended(vrel->relation, NoLock,
+													 RVR_MISSING_OK, NULL, NULL);
+				if (!OidIsValid(relid))
+					continue;	/* the command will say what is wrong */
+				if (do_vacuum)
+				{
+					Oid			toastrelid = toast_relid_of(relid);
+
+					announce_relation(relid, PREFETCH_CMD_VACUUM, &opts);
+					announced++;
+					if (OidIsValid(toastrelid) && !opts.skip_toast)
+					{
+						announce_relation(toastrelid, PREFETCH_CMD_VACUUM, &opts);
+						announced++;
+					}
+				}
+				if (do_analyze)
+				{
+					announce_relation(relid, PREFETCH_CMD_ANALYZE, &opts);
+					announced++;
+				}
+			}
+			UnlockRelationOid(TableSpaceRelationId, AccessShareLock);
+		}
+		ReleaseCurrentSubTransaction();
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(oldcontext);
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(oldcontext);
+	CurrentResourceOwner = oldowner;
+	RESUME_INTERRUPTS();
+}
+
+/*
+ * The monitor found a scan: did its backend resolve the relation already?
+ * If so the answer is handed over (and its slot freed).
+ */
+bool
+resolver_take_announced(Oid dbid, Oid relid, PrefetchCommand command,
+						int backend_pid, ResolvedRelation *out)
+{
+	bool		found = false;
+
+	LWLockAcquire(resolver_shared->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
+	{
+		AnnouncedRelation *a = &resolver_shared->announced[i];
+
+		if (a->in_use && a->backend_pid == backend_pid && a->dbid == dbid &&
+			a->relid == relid && a->command == command)
+		{
+			*out = a->result;
+			a->in_use = false;
+			found = true;
+			break;
+		}
+	}
+	LWLockRelease(resolver_shared->lock);
+	return found;
 }

@@ -52,6 +52,12 @@ extern int	resolver_start(Oid dbid, Oid relid, PrefetchCommand command,
 extern ResolveStatus resolver_poll(int request, ResolvedRelation *out);
 extern void resolver_release(int request);
 
+/* Relations resolved in advance by the backend about to scan them */
+struct VacuumStmt;
+extern void resolver_announce_statement(const struct VacuumStmt *stmt);
+extern bool resolver_take_announced(Oid dbid, Oid relid, PrefetchCommand command,
+									int backend_pid, ResolvedRelation *out);
+
 extern PGDLLEXPORT void bgwp_resolver_main(Datum main_arg);
 
 #endif							/* BGWP_RESOLVER_H */

@@ -8,21 +8,24 @@
 use strict;
 use warnings;
 
+use FindBin;
+use lib $FindBin::RealBin;
+
+use BgwPrefetchTest;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('monitor');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'bgw_prefetch'
+# Default polling (bgw_prefetch.naptime) and autovacuum on: not the usual
+# test settings.
+my $node = new_bgwp_node(
+	'monitor',
+	preload_only => 1,
+	conf => q{
 bgw_prefetch.min_relation_size = '1MB'
 bgw_prefetch.log_min_duration = 0
 autovacuum_naptime = 1s
 });
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION bgw_prefetch');
 
 # Both workers run under their own backend_type.
 ok( $node->poll_query_until(
@@ -30,8 +33,7 @@ ok( $node->poll_query_until(
 		"SELECT count(DISTINCT backend_type) = 2 FROM pg_stat_activity
 		  WHERE backend_type IN ('bgw_prefetch monitor', 'bgw_prefetch clog writer')"),
 	'monitor and CLOG writer are running');
-my $monitor_pid = $node->safe_psql('postgres',
-	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'bgw_prefetch monitor'");
+my $monitor_pid = monitor_pid($node);
 is($node->safe_psql('postgres', 'SELECT monitor_pid FROM bgw_prefetch_status()'),
 	$monitor_pid, 'bgw_prefetch_status() shows the monitor pid');
 
@@ -63,33 +65,24 @@ SELECT scans, scan_blocks > 0, scan_time > 0,
  WHERE relid = 't'::regclass AND command = '$command'});
 }
 
-# ---- manual VACUUM
-my $offset = -s $node->logfile;
-my $t0 = time;
-$node->safe_psql('postgres', "$slow VACUUM t;");
-note('VACUUM took about ' . (time - $t0) . ' s');
-ok( $node->poll_query_until(
-		'postgres',
-		"SELECT count(*) = 1 FROM pg_stat_prefetch WHERE relid = 't'::regclass AND command = 'vacuum'"),
-	'VACUUM was counted');
-is(stats_row('vacuum'), '1|t|t|t|t|t|t',
-	'pg_stat_prefetch: one vacuum scan of t with blocks, time, a plausible rate and names');
-ok($node->wait_for_log(qr/LOG:  bgw_prefetch: vacuum of "public\.t"/, $offset),
-	'the VACUUM scan is logged');
-
-# ---- manual ANALYZE (reads the whole table: it is smaller than the sample)
-$offset = -s $node->logfile;
-$t0 = time;
-$node->safe_psql('postgres', "$slow ANALYZE t;");
-note('ANALYZE took about ' . (time - $t0) . ' s');
-ok( $node->poll_query_until(
-		'postgres',
-		"SELECT count(*) = 1 FROM pg_stat_prefetch WHERE relid = 't'::regclass AND command = 'analyze'"),
-	'ANALYZE was counted');
-is(stats_row('analyze'), '1|t|t|t|t|t|t',
-	'pg_stat_prefetch: one analyze scan of t with blocks, time, a plausible rate and names');
-ok($node->wait_for_log(qr/LOG:  bgw_prefetch: analyze of "public\.t"/, $offset),
-	'the ANALYZE scan is logged');
+# ---- manual VACUUM, then manual ANALYZE (which reads the whole table: it
+# is smaller than the sample)
+foreach my $command ('VACUUM', 'ANALYZE')
+{
+	my $cmd = lc $command;
+	my $offset = -s $node->logfile;
+	my $t0 = time;
+	$node->safe_psql('postgres', "$slow $command t;");
+	note("$command took about " . (time - $t0) . ' s');
+	ok( $node->poll_query_until(
+			'postgres',
+			"SELECT count(*) = 1 FROM pg_stat_prefetch WHERE relid = 't'::regclass AND command = '$cmd'"),
+		"$command was counted");
+	is(stats_row($cmd), '1|t|t|t|t|t|t',
+		"pg_stat_prefetch: one $cmd scan of t with blocks, time, a plausible rate and names");
+	ok($node->wait_for_log(qr/LOG:  bgw_prefetch: $cmd of "public\.t"/, $offset),
+		"the $command scan is logged");
+}
 is(stats_row('vacuum'), '1|t|t|t|t|t|t', 'the ANALYZE did not count as a vacuum');
 
 is($node->safe_psql('postgres',
@@ -97,7 +90,7 @@ is($node->safe_psql('postgres',
 	'0', 'nothing left in pg_stat_prefetch_activity');
 
 # ---- autovacuum: low thresholds, then enough dead rows
-$offset = -s $node->logfile;
+my $offset = -s $node->logfile;
 $node->safe_psql(
 	'postgres', q{
 ALTER TABLE t SET (autovacuum_enabled = on,
@@ -136,9 +129,7 @@ is($node->safe_psql('postgres',
 	'0', 'with enabled = off the VACUUM of t2 is not watched');
 ok(!$node->log_contains(qr/bgw_prefetch: vacuum of "public\.t2"/, $offset),
 	'and not logged');
-is($node->safe_psql('postgres',
-		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'bgw_prefetch monitor'"),
-	$monitor_pid, 'the monitor kept running through the reload');
+is(monitor_pid($node), $monitor_pid, 'the monitor kept running through the reload');
 
 # Enabled again.  t2's blocks are all-visible now, so make this VACUUM read
 # (and pay a delay for) every one of them.

@@ -14,24 +14,18 @@
 use strict;
 use warnings;
 
-use PostgreSQL::Test::Cluster;
+use FindBin;
+use lib $FindBin::RealBin;
+
+use BgwPrefetchTest;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('vacuum_prefetch');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'bgw_prefetch'
-autovacuum = off
-bgw_prefetch.min_relation_size = 0
-bgw_prefetch.log_min_duration = 0
-bgw_prefetch.naptime = 20ms
+my $node = new_bgwp_node(
+	'vacuum_prefetch', conf => q{
 vacuum_cost_delay = 4ms
 vacuum_cost_limit = 20
 });
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION bgw_prefetch');
 $node->safe_psql('postgres', 'CREATE EXTENSION pg_visibility');
 
 # About 8 rows a page: 3,000 pages.
@@ -115,6 +109,46 @@ my %mode_of = (
 	'FREEZE, VERBOSE' => 'aggressive',
 	'DISABLE_PAGE_SKIPPING, VERBOSE' => 'disable');
 
+# Set the pattern, run $sql (a VACUUM VERBOSE of fid, possibly after SETs),
+# and check the prefetcher's plan and reads against the skip rule in $mode.
+sub check_fidelity
+{
+	my ($label, $mode, $sql) = @_;
+
+	srand(42);
+	set_pattern();
+	my @vm = map { [ split /\|/ ] } split /\n/,
+	  $node->safe_psql('postgres',
+		'SELECT all_visible, all_frozen FROM pg_visibility_map(\'fid\') ORDER BY blkno');
+	my @plan = reference_plan($mode, \@vm);
+
+	$node->safe_psql('postgres', 'SELECT pg_stat_prefetch_reset()');
+	my $offset = -s $node->logfile;
+	my ($stdout, $stderr);
+	$node->psql('postgres', $sql,
+		stdout => \$stdout, stderr => \$stderr, on_error_die => 1);
+	my ($scanned) = $stderr =~ /pages: \d+ removed, \d+ remain, (\d+) scanned/;
+	is($scanned, scalar @plan, "$label: reference rule predicts VACUUM's scanned pages ($scanned)");
+
+	ok( $node->wait_for_log(
+			qr/bgw_prefetch: vacuum of "public.fid".*joined at block \d+/, $offset),
+		"$label: scan logged");
+	my $log = slurp_file($node->logfile, $offset);
+	my ($join, $planned, $prefetched, $late) = $log =~
+	  /bgw_prefetch: vacuum of "public.fid".*joined at block (\d+).*planned (\d+), prefetched (\d+) blocks.*late (\d+)/;
+	my $expected = grep { $_ >= $join } @plan;
+	is($planned, $expected,
+		"$label: planned blocks from block $join equal VACUUM's reads from there");
+	cmp_ok($join, '<', $nblocks / 4, "$label: prefetcher joined early (block $join)");
+	cmp_ok(($prefetched - $late), '>=', 0.95 * $planned,
+		"$label: >= 95% of planned blocks read before VACUUM reached them ($prefetched prefetched, $late late, $planned planned)");
+
+	my $row = $node->safe_psql('postgres',
+		"SELECT scans, planned_blocks, prefetched_blocks > 0, wasted_blocks FROM pg_stat_prefetch WHERE relname = 'fid' AND command = 'vacuum'");
+	is($row, "1|$planned|t|0", "$label: pg_stat_prefetch agrees with the log");
+	return;
+}
+
 foreach my $io_method ('io_uring', 'fadvise')
 {
 	$node->safe_psql('postgres',
@@ -123,42 +157,19 @@ foreach my $io_method ('io_uring', 'fadvise')
 
 	foreach my $options (sort keys %mode_of)
 	{
-		my $mode = $mode_of{$options};
-		my $label = "$io_method, VACUUM ($options)";
-
-		srand(42);
-		set_pattern();
-		my @vm = map { [ split /\|/ ] } split /\n/,
-		  $node->safe_psql('postgres',
-			'SELECT all_visible, all_frozen FROM pg_visibility_map(\'fid\') ORDER BY blkno');
-		my @plan = reference_plan($mode, \@vm);
-
-		$node->safe_psql('postgres', 'SELECT pg_stat_prefetch_reset()');
-		my $offset = -s $node->logfile;
-		my ($stdout, $stderr);
-		$node->psql('postgres', "VACUUM ($options) fid",
-			stdout => \$stdout, stderr => \$stderr, on_error_die => 1);
-		my ($scanned) = $stderr =~ /pages: \d+ removed, \d+ remain, (\d+) scanned/;
-		is($scanned, scalar @plan, "$label: reference rule predicts VACUUM's scanned pages ($scanned)");
-
-		ok( $node->wait_for_log(
-				qr/bgw_prefetch: vacuum of "public.fid".*joined at block \d+/, $offset),
-			"$label: scan logged");
-		my $log = slurp_file($node->logfile, $offset);
-		my ($join, $planned, $prefetched, $late) = $log =~
-		  /bgw_prefetch: vacuum of "public.fid".*joined at block (\d+).*planned (\d+), prefetched (\d+) blocks.*late (\d+)/;
-		my $expected = grep { $_ >= $join } @plan;
-		is($planned, $expected,
-			"$label: planned blocks from block $join equal VACUUM's reads from there");
-		cmp_ok($join, '<', $nblocks / 4, "$label: prefetcher joined early (block $join)");
-		cmp_ok(($prefetched - $late), '>=', 0.95 * $planned,
-			"$label: >= 95% of planned blocks read before VACUUM reached them ($prefetched prefetched, $late late, $planned planned)");
-
-		my $row = $node->safe_psql('postgres',
-			"SELECT scans, planned_blocks, prefetched_blocks > 0, wasted_blocks FROM pg_stat_prefetch WHERE relname = 'fid' AND command = 'vacuum'");
-		is($row, "1|$planned|t|0", "$label: pg_stat_prefetch agrees with the log");
+		check_fidelity("$io_method, VACUUM ($options)", $mode_of{$options},
+			"VACUUM ($options) fid");
 	}
 }
+
+# A session-level SET makes a plain VACUUM aggressive.  Only the backend
+# itself knows that: it resolves the relation it names in its utility hook
+# (a resolver worker would plan a non-aggressive VACUUM and miss the
+# all-visible-but-not-frozen blocks).
+check_fidelity(
+	'session vacuum_freeze_table_age = 0',
+	'aggressive',
+	"SET vacuum_freeze_table_age = 0;\nVACUUM (VERBOSE) fid;");
 
 my $method = $node->safe_psql('postgres', 'SELECT io_method FROM bgw_prefetch_status()');
 is($method, 'fadvise', 'io_method switched at reload');

@@ -24,59 +24,22 @@
 use strict;
 use warnings;
 
-use PostgreSQL::Test::Cluster;
+use FindBin;
+use lib $FindBin::RealBin;
+
+use BgwPrefetchTest;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time);
 
-my $node = PostgreSQL::Test::Cluster->new('server_first');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'bgw_prefetch'
-autovacuum = off
+my $node = new_bgwp_node(
+	'server_first', conf => q{
 autovacuum_naptime = 1s
-bgw_prefetch.min_relation_size = 0
-bgw_prefetch.log_min_duration = 0
-bgw_prefetch.naptime = 20ms
 log_line_prefix = '%m [%p] %b '
 });
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION bgw_prefetch');
 
-my $monitor = $node->safe_psql('postgres',
-	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'bgw_prefetch monitor'");
+my $monitor = monitor_pid($node);
 like($monitor, qr/^\d+$/, 'the monitor runs');
-
-# A frozen table of $rows rows of 900 bytes (8 a block): VACUUM
-# (DISABLE_PAGE_SKIPPING) then reads every block without dirtying any, at
-# the pace the cost delay sets.
-sub create_big
-{
-	my ($db, $name, $rows, $extra) = @_;
-	$extra //= '';
-	$node->safe_psql(
-		$db, qq{
-CREATE TABLE $name (id int, pad text) WITH (fillfactor = 100, autovacuum_enabled = off);
-INSERT INTO $name SELECT g, repeat('x', 900) FROM generate_series(1, $rows) g;
-$extra
-VACUUM (FREEZE) $name;
-});
-	return;
-}
-
-# Run $sql in $db in the background, slowed by the cost delay; returns the
-# BackgroundPsql session (the statement is running when it returns).
-sub start_slow
-{
-	my ($db, $sql, $delay, $limit) = @_;
-	$limit //= 20;
-	my $s = $node->background_psql($db, on_error_stop => 0);
-	my $pid = $s->query_safe(
-		"SET vacuum_cost_delay = '$delay'; SET vacuum_cost_limit = $limit; SELECT pg_backend_pid()");
-	$s->query_until(qr/slow statement starts/, "\\echo slow statement starts\n$sql;\n");
-	return wantarray ? ($s, $pid) : $s;
-}
 
 # The outcome the monitor logged for the scan of $rel by backend $pid:
 # done, abandoned, or why it was not prefetched.
@@ -87,13 +50,6 @@ sub logged_outcome
 	$node->wait_for_log($re, $offset);
 	my ($outcome) = slurp_file($node->logfile, $offset) =~ $re;
 	return $outcome;
-}
-
-sub quit_session
-{
-	my ($s) = @_;
-	eval { $s->quit; };
-	return;
 }
 
 # Wait until the monitor prefetches relation $rel of database $db.  The
@@ -125,36 +81,21 @@ sub timed_ok
 	return;
 }
 
-sub monitor_unchanged
+# The monitor is the same process, and a later VACUUM in postgres is
+# prefetched.
+sub still_serving
 {
 	my ($what) = @_;
-	is( $node->safe_psql(
-			'postgres',
-			"SELECT pid FROM pg_stat_activity WHERE backend_type = 'bgw_prefetch monitor'"),
-		$monitor,
-		"$what: same monitor");
+	is(monitor_pid($node), $monitor, "$what: same monitor");
+	served_again_ok($node, 'probe', "$what: a later VACUUM is prefetched");
+	return;
 }
 
-# A later VACUUM in postgres is prefetched.
-sub check_served_again
-{
-	my ($what) = @_;
-	$node->safe_psql('postgres', 'SELECT pg_stat_prefetch_reset()');
-	$node->safe_psql('postgres',
-		"SET vacuum_cost_delay = '4ms'; SET vacuum_cost_limit = 20; VACUUM (DISABLE_PAGE_SKIPPING) probe;"
-	);
-	ok( $node->poll_query_until(
-			'postgres',
-			"SELECT scans = 1 AND prefetched_blocks > 0 FROM pg_stat_prefetch
-			  WHERE relid = 'probe'::regclass AND command = 'vacuum'"),
-		"$what: a later VACUUM is prefetched");
-}
-
-create_big('postgres', 'probe', 24000);
+create_frozen_table($node, 'postgres', 'probe', 24000);
 
 # ---- DROP DATABASE x 10
 $node->safe_psql('postgres', 'CREATE DATABASE tmpl_big');
-create_big('tmpl_big', 'big', 24000);
+create_frozen_table($node, 'tmpl_big', 'big', 24000);
 
 for my $i (1 .. 10)
 {
@@ -164,8 +105,8 @@ for my $i (1 .. 10)
 	my $offset = -s $node->logfile;
 	# odd rounds terminate the VACUUM mid-scan: make sure it is still
 	# scanning then, however slow the machine (cost limit 2: ~10 ms a page)
-	my ($s, $pid) = start_slow($db, 'VACUUM (DISABLE_PAGE_SKIPPING) big', '10ms',
-		$i % 2 ? 2 : 20);
+	my ($s, $pid) = start_slow($node, $db, 'VACUUM (DISABLE_PAGE_SKIPPING) big',
+		'10ms', $i % 2 ? 2 : 20);
 	wait_prefetching($db, 'big', "DROP DATABASE #$i");
 
 	# the monitor is busy: a DROP DATABASE elsewhere still gets its barrier
@@ -198,8 +139,7 @@ for my $i (1 .. 10)
 			  WHERE datid NOT IN (SELECT oid FROM pg_database)"),
 		"DROP DATABASE #$i: no target left on the dropped database");
 }
-monitor_unchanged('after 10 DROP DATABASE');
-check_served_again('after 10 DROP DATABASE');
+still_serving('after 10 DROP DATABASE');
 
 # ---- CREATE DATABASE x TEMPLATE y x 10, while autovacuum vacuums y
 $node->safe_psql('postgres', 'CREATE DATABASE y');
@@ -250,8 +190,7 @@ ok( $node->poll_query_until(
 		"SELECT count(*) = 0 FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'"),
 	'autovacuum workers gone');
 timed_ok('postgres', 'DROP DATABASE y', 10, 'DROP DATABASE y (the template)');
-monitor_unchanged('after 10 CREATE DATABASE ... TEMPLATE');
-check_served_again('after 10 CREATE DATABASE ... TEMPLATE');
+still_serving('after 10 CREATE DATABASE ... TEMPLATE');
 
 # ---- table DDL around watched VACUUM / ANALYZE
 my %ddl = (
@@ -277,13 +216,14 @@ foreach my $command ('VACUUM (DISABLE_PAGE_SKIPPING)', 'ANALYZE')
 		my $label = "$name around $cmd";
 		foreach my $t ($a, $b, $c)
 		{
-			create_big('postgres', $t, 12000, "CREATE INDEX ${t}_id ON $t (id);");
+			create_frozen_table($node, 'postgres', $t, 12000,
+				"CREATE INDEX ${t}_id ON $t (id);");
 		}
 		my $offset = -s $node->logfile;
 
 		# 1. while the scan of a runs: the DDL on another table b, at once;
 		#    the same DDL on a, queued behind the scan by its lock
-		my $s = start_slow('postgres', "$command $a", '20ms');
+		my $s = start_slow($node, 'postgres', "$command $a", '20ms');
 		my $relid = wait_prefetching('postgres', $a, $label);
 		timed_ok('postgres', ddl_for($name, $b), 5,
 			"$label: $name of another table during the scan");
@@ -302,7 +242,7 @@ foreach my $command ('VACUUM (DISABLE_PAGE_SKIPPING)', 'ANALYZE')
 		quit_session($s);
 
 		# 2. the same session runs the DDL the moment the scan ends
-		$s = start_slow('postgres', "$command $c; " . ddl_for($name, $c), '20ms');
+		$s = start_slow($node, 'postgres', "$command $c; " . ddl_for($name, $c), '20ms');
 		wait_prefetching('postgres', $c, $label);
 		($out, $err) = $s->query('SELECT 1');
 		is($err, 0, "$label: $name of $c right after its scan succeeded");
@@ -319,13 +259,11 @@ foreach my $command ('VACUUM (DISABLE_PAGE_SKIPPING)', 'ANALYZE')
 		$node->safe_psql('postgres', "DROP TABLE IF EXISTS $a, $b, $c");
 	}
 }
-monitor_unchanged('after table DDL');
-check_served_again('after table DDL');
+still_serving('after table DDL');
 
 # ---- the log
+no_crash_ok($node, 'no process crashed');
 my $log = slurp_file($node->logfile);
-unlike($log, qr/was terminated by signal|TRAP:|PANIC:|server processes terminated/,
-	'no process crashed');
 unlike($log, qr/bgw_prefetch monitor (ERROR|FATAL)/, 'the monitor reported no error');
 my @resolver_errors = $log =~ /(bgw_prefetch resolver (?:ERROR|FATAL):.*)/g;
 note("resolver errors (contained, a resolver started for a database being dropped): "

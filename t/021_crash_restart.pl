@@ -17,33 +17,25 @@
 use strict;
 use warnings;
 
-use PostgreSQL::Test::Cluster;
+use FindBin;
+use lib $FindBin::RealBin;
+
+use BgwPrefetchTest;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time usleep);
 
-my $node = PostgreSQL::Test::Cluster->new('crash_restart');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'bgw_prefetch'
-autovacuum = off
+my $node = new_bgwp_node(
+	'crash_restart', conf => q{
 restart_after_crash = on
-bgw_prefetch.min_relation_size = 0
-bgw_prefetch.log_min_duration = 0
-bgw_prefetch.naptime = 20ms
 log_line_prefix = '%m [%p] %b '
 });
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION bgw_prefetch');
 
 # A 3,000-block table, frozen, so that VACUUM (DISABLE_PAGE_SKIPPING) reads
 # every block without dirtying any: its pace is then set by the cost delay.
+create_frozen_table($node, 'postgres', 'big', 24000);
 $node->safe_psql(
 	'postgres', q{
-CREATE TABLE big (id int, pad text) WITH (fillfactor = 100, autovacuum_enabled = off);
-INSERT INTO big SELECT g, repeat('x', 900) FROM generate_series(1, 24000) g;
-VACUUM (FREEZE) big;
 CREATE TABLE ledger (id int PRIMARY KEY, val bigint) WITH (autovacuum_enabled = off);
 INSERT INTO ledger SELECT g, g * 7 FROM generate_series(1, 50000) g;
 });
@@ -52,13 +44,6 @@ my $checksum_query = q{
 SELECT count(*), sum(val), md5(string_agg(id || ':' || val, ',' ORDER BY id))
   FROM ledger};
 my $ledger_rows = 50000;
-
-sub worker_pid
-{
-	my ($type) = @_;
-	return $node->safe_psql('postgres',
-		"SELECT pid FROM pg_stat_activity WHERE backend_type = '$type'");
-}
 
 # Wait until a worker of this type runs with a pid other than $old.
 sub wait_new_worker
@@ -76,19 +61,7 @@ sub wait_new_worker
 sub start_slow_vacuum
 {
 	my ($delay) = @_;
-	my $s = $node->background_psql('postgres', on_error_stop => 0);
-	$s->query_safe("SET vacuum_cost_delay = '$delay'; SET vacuum_cost_limit = 20");
-	$s->query_until(qr/vacuum starts/,
-		"\\echo vacuum starts\nVACUUM (DISABLE_PAGE_SKIPPING) big;\n");
-	return $s;
-}
-
-# The session's psql may be gone (crash restart): quit without dying.
-sub quit_session
-{
-	my ($s) = @_;
-	eval { $s->quit; };
-	return;
+	return start_slow($node, 'postgres', 'VACUUM (DISABLE_PAGE_SKIPPING) big', $delay);
 }
 
 # Cancel the slowed VACUUM of big, if one runs, rather than wait for it.
@@ -114,14 +87,7 @@ sub wait_prefetching
 sub check_served_again
 {
 	my ($what) = @_;
-	$node->safe_psql('postgres', 'SELECT pg_stat_prefetch_reset()');
-	$node->safe_psql('postgres',
-		"SET vacuum_cost_delay = '4ms'; SET vacuum_cost_limit = 20; VACUUM (DISABLE_PAGE_SKIPPING) big;");
-	ok( $node->poll_query_until(
-			'postgres',
-			"SELECT scans = 1 AND prefetched_blocks > 0 FROM pg_stat_prefetch
-			  WHERE relid = 'big'::regclass AND command = 'vacuum'"),
-		"$what: a later VACUUM is prefetched again");
+	return served_again_ok($node, 'big', "$what: a later VACUUM is prefetched again");
 }
 
 sub check_data
@@ -145,8 +111,8 @@ sub add_rows
 sub crash_and_recover
 {
 	my ($what, $victim_query, $checksum) = @_;
-	my $monitor = worker_pid('bgw_prefetch monitor');
-	my $writer = worker_pid('bgw_prefetch clog writer');
+	my $monitor = monitor_pid($node);
+	my $writer = worker_pid($node, 'bgw_prefetch clog writer');
 	my $victim = $node->safe_psql('postgres', $victim_query);
 	like($victim, qr/^\d+$/, "$what: victim pid found");
 
@@ -172,30 +138,21 @@ sub crash_and_recover
 
 my $crashes_caused = 0;
 
-# ---- kill -9 of the monitor while it prefetches
+# ---- kill -9 of the monitor, then of the CLOG writer, while the monitor
+# prefetches
+foreach my $victim ([ 'monitor', 'bgw_prefetch monitor' ],
+	[ 'CLOG writer', 'bgw_prefetch clog writer' ])
 {
+	my ($who, $type) = @$victim;
 	my $checksum = add_rows();
 	my $s = start_slow_vacuum('10ms');
-	wait_prefetching('monitor kill');
-	crash_and_recover('monitor kill',
-		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'bgw_prefetch monitor'",
+	wait_prefetching("$who kill");
+	crash_and_recover("$who kill",
+		"SELECT pid FROM pg_stat_activity WHERE backend_type = '$type'",
 		$checksum);
 	$crashes_caused++;
 	quit_session($s);
-	check_served_again('after the monitor was killed');
-}
-
-# ---- kill -9 of the CLOG writer while the monitor prefetches
-{
-	my $checksum = add_rows();
-	my $s = start_slow_vacuum('10ms');
-	wait_prefetching('CLOG writer kill');
-	crash_and_recover('CLOG writer kill',
-		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'bgw_prefetch clog writer'",
-		$checksum);
-	$crashes_caused++;
-	quit_session($s);
-	check_served_again('after the CLOG writer was killed');
+	check_served_again("after the $who was killed");
 }
 
 # ---- kill -9 of a resolver.  A resolver lives for one catalog lookup; hold
@@ -231,7 +188,7 @@ my $crashes_caused = 0;
 # caught in the monitor's loop.  Repeat it more often than there are target
 # slots (64), so that anything a failed iteration leaks shows.
 {
-	my $monitor = worker_pid('bgw_prefetch monitor');
+	my $monitor = monitor_pid($node);
 	my $fds_before = scalar(() = glob("/proc/$monitor/fd/*"));
 	my $offset = -s $node->logfile;
 	my $cancels = 0;
@@ -255,7 +212,7 @@ my $crashes_caused = 0;
 	my $log = slurp_file($node->logfile, $offset);
 	my $errors = () = $log =~ /\[$monitor\] bgw_prefetch monitor ERROR:  canceling statement due to user request/g;
 	cmp_ok($errors, '>=', 1, "cancel: the monitor logged the cancels as ERRORs ($errors)");
-	is(worker_pid('bgw_prefetch monitor'), $monitor,
+	is(monitor_pid($node), $monitor,
 		'cancel: the monitor survived every cancel (same pid)');
 	unlike($log, qr/was terminated by signal|exited with exit code/,
 		'cancel: no process died');
@@ -266,7 +223,7 @@ my $crashes_caused = 0;
 	cmp_ok($fds_after, '<=', $fds_before + 2,
 		"cancel: the monitor's open files did not grow ($fds_before -> $fds_after)");
 	check_served_again('after 80 cancels');
-	is(worker_pid('bgw_prefetch monitor'), $monitor, 'cancel: still the same monitor');
+	is(monitor_pid($node), $monitor, 'cancel: still the same monitor');
 }
 
 # ---- SIGTERM of the monitor and of the CLOG writer: each exits and is
@@ -276,7 +233,7 @@ foreach my $type ('bgw_prefetch monitor', 'bgw_prefetch clog writer')
 	my $s;
 	$s = start_slow_vacuum('10ms') if $type eq 'bgw_prefetch monitor';
 	wait_prefetching('SIGTERM') if $s;
-	my $pid = worker_pid($type);
+	my $pid = worker_pid($node, $type);
 	my $offset = -s $node->logfile;
 	my $t0 = time;
 	kill 'TERM', $pid;
@@ -295,7 +252,7 @@ foreach my $type ('bgw_prefetch monitor', 'bgw_prefetch clog writer')
 	my $back = 0;
 	while (time - $t0 < 20)
 	{
-		my $now = worker_pid($type);
+		my $now = worker_pid($node, $type);
 		if ($now ne '' && $now ne $pid)
 		{
 			$back = 1;

@@ -15,32 +15,20 @@
 use strict;
 use warnings;
 
-use PostgreSQL::Test::Cluster;
+use FindBin;
+use lib $FindBin::RealBin;
+
+use BgwPrefetchTest;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time usleep);
 
-my $node = PostgreSQL::Test::Cluster->new('resources');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'bgw_prefetch'
-autovacuum = off
+my $node = new_bgwp_node(
+	'resources', conf => q{
 max_worker_processes = 3
 max_parallel_workers = 0
-bgw_prefetch.min_relation_size = 0
-bgw_prefetch.log_min_duration = 0
-bgw_prefetch.naptime = 20ms
 log_line_prefix = '%m [%p] %b '
 });
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION bgw_prefetch');
-
-sub monitor_pid
-{
-	return $node->safe_psql('postgres',
-		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'bgw_prefetch monitor'");
-}
 
 # /proc/<pid>/status fields (kB) and the number of open files.
 sub proc_usage
@@ -67,13 +55,17 @@ sub cpu_seconds
 	return ($f[11] + $f[12]) / 100.0;
 }
 
-# from here on, every scan is one no resolver can be started for
+# From here on, every scan is one no resolver can be started for.  The
+# scans are of partition big of bigp, through its parent: a backend
+# resolves in advance only the relations its command names (bigp here, a
+# partitioned table, never scanned), so big needs a resolver worker.
 my $offset = -s $node->logfile;
+create_frozen_table($node, 'postgres', 'big', 24000);
 $node->safe_psql(
 	'postgres', q{
-CREATE TABLE big (id int, pad text) WITH (fillfactor = 100, autovacuum_enabled = off);
-INSERT INTO big SELECT g, repeat('x', 900) FROM generate_series(1, 24000) g;
-VACUUM (FREEZE) big;
+CREATE TABLE bigp (id int, pad text) PARTITION BY RANGE (id);
+ALTER TABLE bigp ATTACH PARTITION big FOR VALUES FROM (MINVALUE) TO (MAXVALUE);
+SELECT pg_stat_prefetch_reset();
 });
 
 # ---- no background worker slot for a resolver
@@ -85,17 +77,15 @@ is( $node->safe_psql(
 	'bgw_prefetch clog writer, bgw_prefetch monitor, logical replication launcher',
 	'the three static workers fill max_worker_processes = 3');
 
-my $monitor = monitor_pid();
+my $monitor = monitor_pid($node);
 my $cpu0 = cpu_seconds($monitor);
 my $t0 = time;
 my $seen_watching = 0;
 my $vacuums = 0;
 while (time - $t0 < 6)
 {
-	my $s = $node->background_psql('postgres');
-	$s->query_safe("SET vacuum_cost_delay = '4ms'; SET vacuum_cost_limit = 20");
-	my $command = $vacuums % 3 == 2 ? 'ANALYZE big' : 'VACUUM (DISABLE_PAGE_SKIPPING) big';
-	$s->query_until(qr/go/, "\\echo go\n$command;\n");
+	my $command = $vacuums % 3 == 2 ? 'ANALYZE bigp' : 'VACUUM (DISABLE_PAGE_SKIPPING) bigp';
+	my $s = start_slow($node, 'postgres', $command, '4ms');
 	$seen_watching++
 	  if $node->poll_query_until(
 		'postgres',
@@ -114,13 +104,13 @@ ok( $node->poll_query_until(
 my $log = slurp_file($node->logfile, $offset);
 my $complaints = () = $log =~ /bgw_prefetch: no background worker slot free/g;
 is($complaints, 1,
-	sprintf('no worker slot: logged once over %.1f s and %d scans (and the set-up)', $elapsed, $vacuums));
+	sprintf('no worker slot: logged once over %.1f s and %d scans', $elapsed, $vacuums));
 like($log, qr/no background worker slot free.*\n.*HINT:  Consider increasing max_worker_processes \(currently 3\)/,
 	'no worker slot: the hint names max_worker_processes');
 my $lines = () = $log =~ /bgw_prefetch: (vacuum|analyze) of ".*" .* no worker to resolve the relation: scan advanced/g;
 cmp_ok($lines, '>=', $vacuums, "no worker slot: each scan is logged with the reason ($lines)");
 unlike($log, qr/bgw_prefetch monitor (ERROR|FATAL)/, 'no worker slot: no error');
-is(monitor_pid(), $monitor, 'no worker slot: same monitor');
+is(monitor_pid($node), $monitor, 'no worker slot: same monitor');
 cmp_ok($cpu, '<', 0.25 * $elapsed,
 	sprintf('no worker slot: the monitor used %.2f s of CPU in %.1f s (no busy loop)', $cpu, $elapsed));
 is($node->safe_psql('postgres',
@@ -134,23 +124,32 @@ max_worker_processes = 80
 bgw_prefetch.max_relations = 100
 });
 $node->restart;
-$monitor = monitor_pid();
+$monitor = monitor_pid($node);
+
+# Tables ${prefix}_1 .. ${prefix}_$n, each of $rows rows of 900 bytes (8 a
+# block).
+sub create_tables
+{
+	my ($prefix, $n, $rows) = @_;
+	$node->safe_psql(
+		'postgres', qq{
+DO \$\$
+BEGIN
+  FOR i IN 1..$n LOOP
+    EXECUTE format('CREATE TABLE ${prefix}_%s (id int, pad text) WITH (autovacuum_enabled = off)', i);
+    EXECUTE format('INSERT INTO ${prefix}_%s SELECT g, repeat(''x'', 900) FROM generate_series(1, $rows) g', i);
+  END LOOP;
+END
+\$\$;
+});
+	return;
+}
 
 # 5-block tables, scanned at 10 ms a block: about 0.05 s each, long enough
 # for the monitor (polling every 10 ms while a scan runs or was just
 # announced, else every naptime = 20 ms) to see every one.
 my $ntables = 130;
-$node->safe_psql(
-	'postgres', qq{
-DO \$\$
-BEGIN
-  FOR i IN 1..$ntables LOOP
-    EXECUTE format('CREATE TABLE s_%s (id int, pad text) WITH (autovacuum_enabled = off)', i);
-    EXECUTE format('INSERT INTO s_%s SELECT g, repeat(''x'', 900) FROM generate_series(1, 40) g', i);
-  END LOOP;
-END
-\$\$;
-});
+create_tables('s', $ntables, 40);
 my $slow_small = "SET vacuum_cost_delay = '10ms'; SET vacuum_cost_limit = 1;";
 
 sub vacuum_tables
@@ -189,17 +188,7 @@ is($node->safe_psql('postgres',
 # ---- more concurrent scans than target slots (64)
 {
 	my $nsessions = 66;
-	$node->safe_psql(
-		'postgres', qq{
-DO \$\$
-BEGIN
-  FOR i IN 1..$nsessions LOOP
-    EXECUTE format('CREATE TABLE c_%s (id int, pad text) WITH (autovacuum_enabled = off)', i);
-    EXECUTE format('INSERT INTO c_%s SELECT g, repeat(''x'', 900) FROM generate_series(1, 480) g', i);
-  END LOOP;
-END
-\$\$;
-});
+	create_tables('c', $nsessions, 480);
 	$node->safe_psql('postgres',
 		'VACUUM (FREEZE) ' . join(', ', map { "c_$_" } 1 .. $nsessions));
 	my @sessions;
@@ -237,7 +226,7 @@ END
 	ok( $node->poll_query_until(
 			'postgres', 'SELECT active_targets = 0 FROM bgw_prefetch_status()'),
 		'concurrent: targets ended');
-	is(monitor_pid(), $monitor, 'concurrent: same monitor');
+	is(monitor_pid($node), $monitor, 'concurrent: same monitor');
 }
 
 # ---- no leak over 250 targets (the 130 above were the warm-up)
@@ -263,12 +252,11 @@ cmp_ok($after->{RssAnon} - $before->{RssAnon}, '<', 5 * 1024,
 	"leaks: private memory of the monitor grew < 5 MB ($before->{RssAnon} -> $after->{RssAnon} kB)");
 cmp_ok($after->{VmRSS} - $before->{VmRSS}, '<', 5 * 1024,
 	"leaks: RSS of the monitor grew < 5 MB ($before->{VmRSS} -> $after->{VmRSS} kB)");
-is(monitor_pid(), $monitor, 'leaks: same monitor');
+is(monitor_pid($node), $monitor, 'leaks: same monitor');
 
-$log = slurp_file($node->logfile);
-unlike($log, qr/was terminated by signal|TRAP:|PANIC:|server processes terminated/,
-	'no process crashed');
-unlike($log, qr/bgw_prefetch (monitor|resolver) (ERROR|FATAL)/, 'no bgw_prefetch error');
+no_crash_ok($node, 'no process crashed');
+unlike(slurp_file($node->logfile), qr/bgw_prefetch (monitor|resolver) (ERROR|FATAL)/,
+	'no bgw_prefetch error');
 
 $node->stop;
 done_testing();

@@ -18,32 +18,21 @@
 use strict;
 use warnings;
 
+use FindBin;
+use lib $FindBin::RealBin;
+
+use BgwPrefetchTest;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('bad_input');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'bgw_prefetch'
-autovacuum = off
-bgw_prefetch.min_relation_size = 0
-bgw_prefetch.log_min_duration = 0
-bgw_prefetch.naptime = 20ms
+my $node = new_bgwp_node(
+	'bad_input', conf => q{
 log_line_prefix = '%m [%p] %b '
 include_if_exists = 'bgwp_test.conf'
 });
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION bgw_prefetch');
-$node->safe_psql(
-	'postgres', q{
-CREATE TABLE big (id int, pad text) WITH (fillfactor = 100, autovacuum_enabled = off);
-INSERT INTO big SELECT g, repeat('x', 900) FROM generate_series(1, 24000) g;
-VACUUM (FREEZE) big;
-});
-my $monitor = $node->safe_psql('postgres',
-	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'bgw_prefetch monitor'");
+create_frozen_table($node, 'postgres', 'big', 24000);
+my $monitor = monitor_pid($node);
 
 # Replace the included file and reload; returns the log offset before.
 sub reload_with
@@ -69,9 +58,7 @@ sub show
 # The io_depth and its source the monitor shows for a VACUUM of big.
 sub served_depth
 {
-	my $s = $node->background_psql('postgres');
-	$s->query_safe("SET vacuum_cost_delay = '4ms'; SET vacuum_cost_limit = 20");
-	$s->query_until(qr/go/, "\\echo go\nVACUUM (DISABLE_PAGE_SKIPPING) big;\n");
+	my $s = start_slow($node, 'postgres', 'VACUUM (DISABLE_PAGE_SKIPPING) big', '4ms');
 	my $got = '';
 	if ($node->poll_query_until(
 			'postgres',
@@ -174,9 +161,7 @@ is($node->safe_psql('postgres', 'SELECT io_method FROM bgw_prefetch_status()'),
 	'fadvise', 'the monitor kept io_method fadvise');
 is(served_depth(), '5 bgw_prefetch.tablespace_io_depth',
 	'a VACUUM is served with the depth 5 still in force');
-is($node->safe_psql('postgres',
-		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'bgw_prefetch monitor'"),
-	$monitor, 'the monitor went through the bad reloads');
+is(monitor_pid($node), $monitor, 'the monitor went through the bad reloads');
 
 # An unknown tablespace name cannot be checked at reload: accepted, and
 # ignored by the resolvers.
@@ -266,13 +251,9 @@ is($ret, 0, 'not preloaded: VACUUM and ANALYZE in a session that loaded the libr
 	"SET bgw_prefetch.naptime = '1s'; SHOW bgw_prefetch.naptime");
 is($ret, 0, 'not preloaded: bgw_prefetch.* are plain placeholders');
 
-$late->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'bgw_prefetch'
-bgw_prefetch.min_relation_size = 0
-bgw_prefetch.log_min_duration = 0
-bgw_prefetch.naptime = 20ms
-});
+# preloaded from now on, with the usual test settings (autovacuum = off,
+# set already, comes again)
+$late->append_conf('postgresql.conf', bgwp_conf());
 $late->restart;
 ok( $late->poll_query_until(
 		'postgres',
@@ -303,15 +284,11 @@ foreach my $query (
 is($ret, 0, 'no longer preloaded: VACUUM works, leftover settings are placeholders');
 ($ret, $stdout, $stderr) = $late->psql('postgres', 'DROP EXTENSION bgw_prefetch');
 is($ret, 0, 'no longer preloaded: DROP EXTENSION works');
-$log = slurp_file($late->logfile);
-unlike($log, qr/was terminated by signal|TRAP:|PANIC:|server processes terminated/,
-	'no crash on the late-preload server');
+no_crash_ok($late, 'no crash on the late-preload server');
 $late->stop;
 
-$log = slurp_file($node->logfile);
-unlike($log, qr/was terminated by signal|TRAP:|PANIC:|server processes terminated/,
-	'no crash on the main server');
-unlike($log, qr/bgw_prefetch (monitor|resolver|clog writer) (ERROR|FATAL)/,
+no_crash_ok($node, 'no crash on the main server');
+unlike(slurp_file($node->logfile), qr/bgw_prefetch (monitor|resolver|clog writer) (ERROR|FATAL)/,
 	'no error from a bgw_prefetch process');
 
 done_testing();

@@ -21,24 +21,18 @@
 use strict;
 use warnings;
 
-use PostgreSQL::Test::Cluster;
+use FindBin;
+use lib $FindBin::RealBin;
+
+use BgwPrefetchTest;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep);
 
-my $node = PostgreSQL::Test::Cluster->new('table_kinds');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'bgw_prefetch'
-autovacuum = off
-bgw_prefetch.min_relation_size = 0
-bgw_prefetch.log_min_duration = 0
-bgw_prefetch.naptime = 20ms
+my $node = new_bgwp_node(
+	'table_kinds', conf => q{
 log_line_prefix = '%m [%p] %b '
 });
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION bgw_prefetch');
 
 my $slow = "SET vacuum_cost_delay = '4ms'; SET vacuum_cost_limit = 20;";
 
@@ -53,17 +47,6 @@ sub fill
 	$node->safe_psql('postgres',
 		"INSERT INTO $table SELECT g, repeat('x', 900) FROM generate_series($from, $to) g");
 	return;
-}
-
-# Run $sql slowed in a background session; returns the session.
-sub start_slow
-{
-	my ($sql, $delay, $setup) = @_;
-	$setup //= '';
-	my $s = $node->background_psql('postgres', on_error_stop => 0);
-	$s->query_safe("$setup SET vacuum_cost_delay = '$delay'; SET vacuum_cost_limit = 20;");
-	$s->query_until(qr/slow statement starts/, "\\echo slow statement starts\n$sql;\n");
-	return $s;
 }
 
 # pg_stat_prefetch: "scans|planned > 0|prefetched > 0" for one relation.
@@ -276,7 +259,7 @@ $$;
 	# reads in flight ever exceeded the depth, and the pg_stat_prefetch row.
 	my $depth_of_scan = sub {
 		reset_stats();
-		my $s = start_slow('VACUUM (DISABLE_PAGE_SKIPPING) ts', '4ms');
+		my $s = start_slow($node, 'postgres', 'VACUUM (DISABLE_PAGE_SKIPPING) ts', '4ms');
 		my ($depth, $over) = ('', 0);
 		if ($node->poll_query_until(
 				'postgres',
@@ -299,16 +282,23 @@ $$;
 		return ($depth, $over, stats_of($ts, 'vacuum'));
 	};
 
+	# A scan with depth $n from $source (as io_depth_source shows it), never
+	# more reads in flight than that, and prefetched.
+	my $depth_ok = sub {
+		my ($n, $source, $from) = @_;
+		my ($depth, $over, $stats) = $depth_of_scan->();
+		is($depth, "$n $source", "tablespace: depth $n from $from");
+		is($over, 0, "tablespace: never more reads in flight than $n");
+		is($stats, '1|t|t', "tablespace: prefetched with depth $n");
+	};
+
 	my ($depth, $over, $stats) = $depth_of_scan->();
 	is($depth, '10 maintenance_io_concurrency', 'tablespace: the server default depth at first');
 	is($stats, '1|t|t', 'tablespace: a table in its own tablespace is prefetched');
 
 	$node->safe_psql('postgres', "ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = 'spc=4'");
 	$node->reload;
-	($depth, $over, $stats) = $depth_of_scan->();
-	is($depth, '4 bgw_prefetch.tablespace_io_depth', 'tablespace: depth 4 from bgw_prefetch.tablespace_io_depth');
-	is($over, 0, 'tablespace: never more reads in flight than 4');
-	is($stats, '1|t|t', 'tablespace: prefetched with depth 4');
+	$depth_ok->(4, 'bgw_prefetch.tablespace_io_depth', 'bgw_prefetch.tablespace_io_depth');
 
 	$node->safe_psql('postgres', 'ALTER TABLESPACE spc SET (maintenance_io_concurrency = 7)');
 	($depth, $over, $stats) = $depth_of_scan->();
@@ -316,10 +306,7 @@ $$;
 
 	$node->safe_psql('postgres', 'ALTER SYSTEM RESET bgw_prefetch.tablespace_io_depth');
 	$node->reload;
-	($depth, $over, $stats) = $depth_of_scan->();
-	is($depth, '7 tablespace option', 'tablespace: depth 7 from the tablespace option');
-	is($over, 0, 'tablespace: never more reads in flight than 7');
-	is($stats, '1|t|t', 'tablespace: prefetched with depth 7');
+	$depth_ok->(7, 'tablespace option', 'the tablespace option');
 
 	# maintenance_io_concurrency = 0 turns core's prefetching off; ours
 	# still needs one read at a time
@@ -331,10 +318,7 @@ $$;
 
 # ---- a table that grows during the scan, and one that shrank before it
 {
-	$node->safe_psql('postgres',
-		'CREATE TABLE gs (id int, pad text) WITH (fillfactor = 100, autovacuum_enabled = off)');
-	fill('gs', 24000);
-	$node->safe_psql('postgres', 'VACUUM (FREEZE) gs');
+	create_frozen_table($node, 'postgres', 'gs', 24000);
 	my $gs = oid_of('gs');
 	my $start_blocks = $node->safe_psql('postgres', "SELECT pg_relation_size('gs') / 8192");
 
@@ -344,7 +328,7 @@ $$;
 		my $blocks = $node->safe_psql('postgres', "SELECT pg_relation_size('gs') / 8192");
 		reset_stats();
 		my $offset = -s $node->logfile;
-		my $s = start_slow("$command gs", '10ms');
+		my $s = start_slow($node, 'postgres', "$command gs", '10ms');
 		ok( $node->poll_query_until(
 				'postgres',
 				"SELECT count(*) = 1 FROM pg_stat_prefetch_activity
@@ -398,10 +382,9 @@ $$;
 	}
 }
 
-my $log = slurp_file($node->logfile);
-unlike($log, qr/was terminated by signal|TRAP:|PANIC:|server processes terminated/,
-	'no process crashed');
-unlike($log, qr/bgw_prefetch (monitor|resolver) (ERROR|FATAL)/, 'no bgw_prefetch error');
+no_crash_ok($node, 'no process crashed');
+unlike(slurp_file($node->logfile), qr/bgw_prefetch (monitor|resolver) (ERROR|FATAL)/,
+	'no bgw_prefetch error');
 
 $node->stop;
 done_testing();

@@ -23,29 +23,18 @@ use strict;
 use warnings;
 
 use Config;
-use PostgreSQL::Test::Cluster;
+use FindBin;
+use lib $FindBin::RealBin;
+
+use BgwPrefetchTest;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('io_uring_fallback');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'bgw_prefetch'
-autovacuum = off
-bgw_prefetch.min_relation_size = 0
-bgw_prefetch.log_min_duration = 0
-bgw_prefetch.naptime = 20ms
+my $node = new_bgwp_node(
+	'io_uring_fallback', conf => q{
 log_line_prefix = '%m [%p] %b '
 });
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION bgw_prefetch');
-$node->safe_psql(
-	'postgres', q{
-CREATE TABLE big (id int, pad text) WITH (fillfactor = 100, autovacuum_enabled = off);
-INSERT INTO big SELECT g, repeat('x', 900) FROM generate_series(1, 24000) g;
-VACUUM (FREEZE) big;
-});
+create_frozen_table($node, 'postgres', 'big', 24000);
 
 my $fallback_line = qr/bgw_prefetch: io_uring is not available, prefetching with posix_fadvise/;
 
@@ -67,9 +56,7 @@ sub wait_io_method
 sub served_vacuum
 {
 	$node->safe_psql('postgres', 'SELECT pg_stat_prefetch_reset()');
-	my $s = $node->background_psql('postgres');
-	$s->query_safe("SET vacuum_cost_delay = '4ms'; SET vacuum_cost_limit = 20");
-	$s->query_until(qr/go/, "\\echo go\nVACUUM (DISABLE_PAGE_SKIPPING) big;\n");
+	my $s = start_slow($node, 'postgres', 'VACUUM (DISABLE_PAGE_SKIPPING) big', '4ms');
 	my $method = '';
 	if ($node->poll_query_until(
 			'postgres',
@@ -108,8 +95,7 @@ sub set_io_method
 sub check_fallback
 {
 	my ($label, $reason, $offset, $still_unavailable) = @_;
-	my $monitor = $node->safe_psql('postgres',
-		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'bgw_prefetch monitor'");
+	my $monitor = monitor_pid($node);
 	ok($node->wait_for_log($fallback_line, $offset), "$label: the fallback is logged");
 	like(slurp_file($node->logfile, $offset),
 		qr/$fallback_line\n.*DETAIL:  $reason/, "$label: with the reason as DETAIL");
@@ -141,9 +127,7 @@ sub check_fallback
 			'postgres',
 			"SELECT io_method = 'fadvise' AND io_fallback_reason IS NOT NULL FROM bgw_prefetch_status()"),
 		"$label: and the reason is back");
-	is($node->safe_psql('postgres',
-			"SELECT pid FROM pg_stat_activity WHERE backend_type = 'bgw_prefetch monitor'"),
-		$monitor, "$label: same monitor through the reloads");
+	is(monitor_pid($node), $monitor, "$label: same monitor through the reloads");
 	unlike(slurp_file($node->logfile, $offset), qr/bgw_prefetch monitor (ERROR|FATAL)|was terminated by signal/,
 		"$label: no error");
 	return;

@@ -21,19 +21,21 @@
 use strict;
 use warnings;
 
+use FindBin;
+use lib $FindBin::RealBin;
+
+use BgwPrefetchTest;
 use IPC::Run;
-use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
 my $window_secs = 12;
 my $nrows = 400000;
 
-my $node = PostgreSQL::Test::Cluster->new('clog_writer');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'bgw_prefetch'
+my $node = new_bgwp_node(
+	'clog_writer',
+	preload_only => 1,
+	conf => q{
 shared_buffers = 16MB
 autovacuum = off
 checkpoint_timeout = 1h
@@ -42,8 +44,6 @@ synchronous_commit = off
 bgw_prefetch.clog_writer = on
 bgw_prefetch.clog_writer_delay = 200ms
 });
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION bgw_prefetch');
 
 ok( $node->poll_query_until(
 		'postgres',
@@ -67,14 +67,8 @@ BEGIN
     COMMIT;
   END LOOP;
 END \$\$;
-CREATE PROCEDURE burn_xids(n int) LANGUAGE plpgsql AS \$\$
-BEGIN
-  FOR i IN 1..n LOOP
-    PERFORM pg_current_xact_id();
-    COMMIT;
-  END LOOP;
-END \$\$;
 });
+create_burn_xids($node);
 $node->safe_psql('postgres', "CALL fill_hist($nrows)");
 
 my $tempdir = PostgreSQL::Test::Utils::tempdir;
@@ -194,9 +188,7 @@ is($row, 't|t|t', 'write_time, rounds and last_write are set');
 # dirty page behind the latest one, make its segment read-only, turn the
 # writer on: it must log the error, stay alive and write once it can.
 set_writer(0);
-my $pid = $node->safe_psql('postgres',
-	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'bgw_prefetch clog writer'"
-);
+my $pid = worker_pid($node, 'bgw_prefetch clog writer');
 $node->safe_psql('postgres', 'CALL burn_xids(40000)');
 my $xid = $node->safe_psql('postgres',
 	'SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint');
@@ -216,12 +208,8 @@ ok( $node->poll_query_until(
 		'postgres',
 		"SELECT pages_written > $writer_before FROM pg_stat_prefetch_clog"),
 	'writer writes again once the file is writable');
-is( $node->safe_psql(
-		'postgres',
-		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'bgw_prefetch clog writer'"
-	),
-	$pid,
-	'writer survived the error (same process)');
+is(worker_pid($node, 'bgw_prefetch clog writer'),
+	$pid, 'writer survived the error (same process)');
 
 # pg_terminate_backend(): the postmaster starts a new writer
 # (bgw_restart_time = 10 s).

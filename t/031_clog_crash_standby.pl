@@ -17,37 +17,29 @@
 use strict;
 use warnings;
 
+use FindBin;
+use lib $FindBin::RealBin;
+
+use BgwPrefetchTest;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $conf = qq{
-shared_preload_libraries = 'bgw_prefetch'
+my $primary = new_bgwp_node(
+	'primary',
+	init => { allows_streaming => 1 },
+	preload_only => 1,
+	conf => q{
 shared_buffers = 16MB
 synchronous_commit = off
 checkpoint_timeout = 1h
 max_wal_size = 4GB
 bgw_prefetch.clog_writer = on
 bgw_prefetch.clog_writer_delay = 10ms
-};
-
-my $primary = PostgreSQL::Test::Cluster->new('primary');
-$primary->init(allows_streaming => 1);
-$primary->append_conf('postgresql.conf', $conf);
-$primary->start;
-$primary->safe_psql('postgres', 'CREATE EXTENSION bgw_prefetch');
-$primary->safe_psql('postgres', 'CREATE EXTENSION amcheck');
-$primary->safe_psql(
-	'postgres', q{
-CREATE PROCEDURE burn_xids(n int) LANGUAGE plpgsql AS $$
-BEGIN
-  FOR i IN 1..n LOOP
-    PERFORM pg_current_xact_id();
-    COMMIT;
-  END LOOP;
-END $$;
 });
+$primary->safe_psql('postgres', 'CREATE EXTENSION amcheck');
+create_burn_xids($primary);
 $primary->command_ok(
 	[
 		'pgbench', '-i', '-s', '2', '-q', '-h', $primary->host,

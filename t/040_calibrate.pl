@@ -18,20 +18,20 @@
 use strict;
 use warnings;
 
-use PostgreSQL::Test::Cluster;
+use FindBin;
+use lib $FindBin::RealBin;
+
+use BgwPrefetchTest;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('calibrate');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'bgw_prefetch'
+my $node = new_bgwp_node(
+	'calibrate',
+	preload_only => 1,
+	conf => q{
 autovacuum = off
 log_temp_files = 0
 });
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION bgw_prefetch');
 
 my $tsdir = PostgreSQL::Test::Utils::tempdir();
 $node->safe_psql('postgres', "CREATE TABLESPACE cal_ts LOCATION '$tsdir'");

@@ -1,0 +1,191 @@
+# BgwPrefetchTest: what the TAP tests under t/ share.
+#
+# Every test file starts a node that preloads bgw_prefetch, most of them
+# with the same settings, and several make the same moves on it: start a
+# VACUUM slowed by cost-based delay in the background, find a worker's pid,
+# check that a later VACUUM is served, check the log for crashes.  This
+# module keeps those in one place, so that the tests differ only where
+# they test different things.
+#
+# The tests load it with
+#
+#	use FindBin;
+#	use lib $FindBin::RealBin;
+#	use BgwPrefetchTest;
+#
+# so it must stay in t/ next to them (prove runs t/*.pl only, not this
+# file; scripts/test.sh and the manual recipe in doc/reliability.md copy
+# the whole of t/).
+
+package BgwPrefetchTest;
+
+use strict;
+use warnings;
+
+use Exporter 'import';
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+our @EXPORT = qw(
+  bgwp_conf
+  new_bgwp_node
+  create_frozen_table
+  start_slow
+  quit_session
+  worker_pid
+  monitor_pid
+  served_again_ok
+  no_crash_ok
+  create_burn_xids
+);
+
+# The postgresql.conf lines of a node that preloads bgw_prefetch.  Unless
+# preload_only is set, also the settings most tests run with: autovacuum
+# stays away unless a test turns it on, and the monitor serves every table
+# however small (min_relation_size = 0), logs every scan
+# (log_min_duration = 0) and notices a scan within 20 ms.
+sub bgwp_conf
+{
+	my (%opts) = @_;
+	my @settings = ("shared_preload_libraries = 'bgw_prefetch'");
+	push @settings,
+	  'autovacuum = off',
+	  'bgw_prefetch.min_relation_size = 0',
+	  'bgw_prefetch.log_min_duration = 0',
+	  'bgw_prefetch.naptime = 20ms'
+	  unless $opts{preload_only};
+	# after a blank line, like the tests' own q{...} blocks
+	return "\n" . join('', map { "$_\n" } @settings);
+}
+
+# A node named $name that preloads bgw_prefetch:
+#
+# - init => { ... }: options for $node->init (e.g. allows_streaming => 1);
+# - preload_only => 1: bgwp_conf(preload_only => 1), without the usual
+#   test settings;
+# - conf => q{...}: the test's own postgresql.conf lines, appended after
+#   bgwp_conf()'s (a leading newline is dropped, so that they can start on
+#   the line after the q{);
+# - start => 0: leave the node stopped; else it is started and the
+#   extension is created in the postgres database.
+sub new_bgwp_node
+{
+	my ($name, %opts) = @_;
+	my $conf = $opts{conf} // '';
+	$conf =~ s/^\n//;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init(%{ $opts{init} // {} });
+	$node->append_conf('postgresql.conf',
+		bgwp_conf(preload_only => $opts{preload_only}) . $conf);
+	return $node if defined $opts{start} && !$opts{start};
+	$node->start;
+	$node->safe_psql('postgres', 'CREATE EXTENSION bgw_prefetch');
+	return $node;
+}
+
+# A frozen table $table of $rows rows of 900 bytes (8 a block) in database
+# $db: VACUUM (DISABLE_PAGE_SKIPPING) then reads every block without
+# dirtying any, at the pace the cost delay sets.  $extra is SQL run after
+# the INSERT, before the VACUUM (FREEZE).
+sub create_frozen_table
+{
+	my ($node, $db, $table, $rows, $extra) = @_;
+	$extra //= '';
+	$node->safe_psql(
+		$db, qq{
+CREATE TABLE $table (id int, pad text) WITH (fillfactor = 100, autovacuum_enabled = off);
+INSERT INTO $table SELECT g, repeat('x', 900) FROM generate_series(1, $rows) g;
+$extra
+VACUUM (FREEZE) $table;
+});
+	return;
+}
+
+# Run $sql in database $db in the background, slowed by the cost delay
+# (vacuum_cost_delay $delay, vacuum_cost_limit $limit, 20 by default).
+# Returns the BackgroundPsql session (the statement is running when it
+# returns), and in list context the backend's pid too.
+sub start_slow
+{
+	my ($node, $db, $sql, $delay, $limit) = @_;
+	$limit //= 20;
+	my $s = $node->background_psql($db, on_error_stop => 0);
+	my $pid = $s->query_safe(
+		"SET vacuum_cost_delay = '$delay'; SET vacuum_cost_limit = $limit; SELECT pg_backend_pid()");
+	$s->query_until(qr/slow statement starts/, "\\echo slow statement starts\n$sql;\n");
+	return wantarray ? ($s, $pid) : $s;
+}
+
+# The session's psql may be gone (terminated backend, crash restart): quit
+# without dying.
+sub quit_session
+{
+	my ($s) = @_;
+	eval { $s->quit; };
+	return;
+}
+
+# The pid of the process of backend_type $type ('' if there is none).
+sub worker_pid
+{
+	my ($node, $type) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT pid FROM pg_stat_activity WHERE backend_type = '$type'");
+}
+
+sub monitor_pid
+{
+	my ($node) = @_;
+	return worker_pid($node, 'bgw_prefetch monitor');
+}
+
+# Test $name: a VACUUM (DISABLE_PAGE_SKIPPING) of $table in the postgres
+# database, slowed a little, is served: after a statistics reset,
+# pg_stat_prefetch gets one scan of it with blocks prefetched.
+sub served_again_ok
+{
+	my ($node, $table, $name) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	$node->safe_psql('postgres', 'SELECT pg_stat_prefetch_reset()');
+	$node->safe_psql('postgres',
+		"SET vacuum_cost_delay = '4ms'; SET vacuum_cost_limit = 20; VACUUM (DISABLE_PAGE_SKIPPING) $table;"
+	);
+	return ok(
+		$node->poll_query_until(
+			'postgres',
+			"SELECT scans = 1 AND prefetched_blocks > 0 FROM pg_stat_prefetch
+			  WHERE relid = '$table'::regclass AND command = 'vacuum'"),
+		$name);
+}
+
+# Test $name: nothing in the node's whole log says that a process crashed
+# or the server went through a crash restart.
+sub no_crash_ok
+{
+	my ($node, $name) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	return unlike(slurp_file($node->logfile),
+		qr/was terminated by signal|TRAP:|PANIC:|server processes terminated/,
+		$name);
+}
+
+# The procedure burn_xids(n): n transactions, each with an xid, committed
+# one after the other, to fill CLOG pages quickly.
+sub create_burn_xids
+{
+	my ($node) = @_;
+	$node->safe_psql(
+		'postgres', q{
+CREATE PROCEDURE burn_xids(n int) LANGUAGE plpgsql AS $$
+BEGIN
+  FOR i IN 1..n LOOP
+    PERFORM pg_current_xact_id();
+    COMMIT;
+  END LOOP;
+END $$;
+});
+	return;
+}
+
+1;
