@@ -71,8 +71,13 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 LIB=$ROOT/bench/lib
 RESDIR=$ROOT/bench/results
-PGBIN=/usr/lib/postgresql/15/bin
-PGUSER=postgres
+BENCH_NAME=analyze_bench.sh
+# usage, die, log, need_root, drop_os_cache, PGBIN
+# shellcheck source=lib/common.sh
+. "$LIB/common.sh"
+# the cluster, the cold start, the sampler (PGUSER, WORK, PORT, q, ...)
+# shellcheck source=lib/cold_bench.sh
+. "$LIB/cold_bench.sh"
 
 QUICK=0
 REPS=""
@@ -87,12 +92,6 @@ NODROP=0
 ROWS_PER_PAGE=10		# see bench/lib/analyze_gen.py
 WAIT_PATTERN='vacuum_bench.sh|engine_rate|calibrate_vs_fio|fio |clog_writer.sh|soak.sh'
 WAIT_LIMIT=3600			# seconds of waiting in all, then run anyway
-
-usage()
-{
-	sed -n '/^# Usage:/,/^[^#]/s/^#[[:space:]]\{0,1\}//p' "$0" >&2
-	exit 2
-}
 
 ARGS=("$@")
 while [ $# -gt 0 ]; do
@@ -109,22 +108,18 @@ while [ $# -gt 0 ]; do
 		--no-wait) NOWAIT=1; shift ;;
 		--no-drop) NODROP=1; NOWAIT=1; shift ;;
 		--keep) KEEP=1; shift ;;
-		-h|--help) usage ;;
-		*) echo "analyze_bench.sh: unknown option $1" >&2; usage ;;
+		*) other_option "$1" ;;
 	esac
 done
 for c in $CONFIGS; do
-	case "$c" in off|on|off0|on0|bound) ;; *) echo "analyze_bench.sh: unknown configuration $c" >&2; exit 2 ;; esac
+	case "$c" in off|on|off0|on0|bound) ;; *) bad_usage "unknown configuration $c" ;; esac
 done
 for d in $DENSITIES; do
-	case "$d" in 100|50|25|10|3) ;; *) echo "analyze_bench.sh: unknown density $d" >&2; exit 2 ;; esac
+	case "$d" in 100|50|25|10|3) ;; *) bad_usage "unknown density $d" ;; esac
 done
 [ -n "$SMALL3" ] || SMALL3=$QUICK
 [ -n "$REPS" ] || { [ "$QUICK" -eq 1 ] && REPS=3 || REPS=5; }
 [ -n "$NAME" ] || { [ "$QUICK" -eq 1 ] && NAME=analyze_quick || NAME=analyze; }
-
-log() { printf '%s ==> %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-die() { printf 'analyze_bench.sh: %s\n' "$*" >&2; exit 1; }
 
 # density -> "blocks statistics_target"
 table_of()
@@ -138,17 +133,8 @@ table_of()
 	esac
 }
 
-[ "$(id -u)" -eq 0 ] && [ -w /proc/sys/vm/drop_caches ] ||
-	die "must run as root: every run starts from a cold OS cache (echo 3 > /proc/sys/vm/drop_caches)"
-id "$PGUSER" >/dev/null 2>&1 || die "no user $PGUSER (postgresql-15 package)"
-[ -x "$PGBIN/postgres" ] || die "PostgreSQL 15 not found in $PGBIN"
-LIBDIR=$("$PGBIN/pg_config" --pkglibdir)
-SHAREDIR=$("$PGBIN/pg_config" --sharedir)
-SO_SOURCE=${SO:-$LIBDIR/bgw_prefetch.so}
-[ -f "$SO_SOURCE" ] || die "$SO_SOURCE not found (make -C $ROOT && make -C $ROOT install)"
-EXTVER=$(sed -n "s/^default_version *= *'\(.*\)'/\1/p" "$SHAREDIR/extension/bgw_prefetch.control")
-EXTSQL=$SHAREDIR/extension/bgw_prefetch--$EXTVER.sql
-[ -f "$EXTSQL" ] || die "$EXTSQL not found"
+need_root "every run starts from a cold OS cache"
+check_pg_extension "$SO"
 command -v python3 >/dev/null || die "python3 is needed"
 command -v fincore >/dev/null || die "fincore (util-linux) is needed"
 command -v gnuplot >/dev/null || log "gnuplot not found (apt-get install -y gnuplot-nox): no plot"
@@ -166,83 +152,16 @@ FREE_MB=$(df -Pm /var/tmp | awk 'NR == 2 {print $4}')
 
 # ---------------------------------------------------------------- cluster
 
-WORK=$(mktemp -d /var/tmp/analyze_bench.XXXXXX)
-chown "$PGUSER": "$WORK"
-chmod 755 "$WORK"
-PGDATA=$WORK/data
-SERVERLOG=$WORK/server.log
-RUNS=$WORK/runs
-mkdir -p "$RUNS"
-chown "$PGUSER": "$RUNS"
-SAMPLER_PID=""
-
-PORT=55800
-while ss -ltnH "( sport = :$PORT )" | grep -q . || [ -e "/tmp/.s.PGSQL.$PORT" ] ||
-	[ -e "/var/run/postgresql/.s.PGSQL.$PORT" ]; do
-	PORT=$((PORT + 1))
-done
-
-as_pg() { (cd "$WORK" && runuser -u "$PGUSER" -- env HOME="$WORK" PGAPPNAME="${PGAPPNAME:-analyze_bench}" "$@"); }
-psql_() { as_pg "$PGBIN/psql" -X -h "$WORK" -p "$PORT" -d bench -v ON_ERROR_STOP=1 "$@"; }
-q() { psql_ -qAt -f - <<<"$1"; }
-
-pg_start() { as_pg "$PGBIN/pg_ctl" -D "$PGDATA" -l "$SERVERLOG" -w -t 600 start >/dev/null; }
-pg_stop() { as_pg "$PGBIN/pg_ctl" -D "$PGDATA" -w -t 600 -m fast stop >/dev/null; }
-
-cleanup()
-{
-	local rc=$?
-	set +e
-	if [ -n "$SAMPLER_PID" ]; then
-		kill "$SAMPLER_PID" 2>/dev/null
-		wait "$SAMPLER_PID" 2>/dev/null
-	fi
-	if [ -f "$PGDATA/postmaster.pid" ]; then
-		as_pg "$PGBIN/pg_ctl" -D "$PGDATA" -w -t 120 -m fast stop >/dev/null 2>&1 ||
-			as_pg "$PGBIN/pg_ctl" -D "$PGDATA" -m immediate stop >/dev/null 2>&1
-	fi
-	if [ "$KEEP" -eq 1 ]; then
-		log "kept $WORK"
-	else
-		rm -rf "$WORK"
-	fi
-	exit $rc
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-log "work directory $WORK, port $PORT"
+cold_setup 55800
 T_BEGIN=$(date +%s)
 
-# Pin the extension (others reinstall it while this runs, and every run
-# restarts the server): the cluster loads a private copy, found first on
-# dynamic_library_path, and the SQL objects are created from the extension
-# script with MODULE_PATHNAME = 'bgw_prefetch' (as bench/vacuum_bench.sh).
-mkdir -p "$WORK/lib"
-for _ in $(seq 30); do
-	cp "$SO_SOURCE" "$WORK/lib/bgw_prefetch.so"
-	[ "$(md5sum <"$SO_SOURCE")" = "$(md5sum <"$WORK/lib/bgw_prefetch.so")" ] && break
-	sleep 1
-done
-cp "$EXTSQL" "$WORK/bgw_prefetch.sql"
+# Pin the extension (cold_bench.sh), and the table generator for COPY
+# FROM PROGRAM (run by the server user).
+pin_extension
 cp "$LIB/analyze_gen.py" "$WORK/gen.py"
-chmod 755 "$WORK/lib" "$WORK/lib/bgw_prefetch.so" "$WORK/gen.py"
-chmod 644 "$WORK/bgw_prefetch.sql"
-SOMD5=$(md5sum "$WORK/lib/bgw_prefetch.so" | cut -c1-12)
-SO_TIME=$(date -u '+%H:%M UTC')
-GITREV=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')
-GITDIRTY=$(git -C "$ROOT" status --porcelain -- src 2>/dev/null | wc -l)
-log "testing bgw_prefetch.so md5 $SOMD5 (copy of $SO_SOURCE)"
-as_pg "$PGBIN/initdb" -D "$PGDATA" -U "$PGUSER" --auth=trust -E UTF8 --locale=C >"$WORK/initdb.log" 2>&1 ||
-	{ cat "$WORK/initdb.log" >&2; die "initdb failed"; }
+chmod 755 "$WORK/gen.py"
+init_cluster
 cat >>"$PGDATA/postgresql.conf" <<EOF
-
-# ---- analyze_bench.sh ----
-listen_addresses = ''
-port = $PORT
-unix_socket_directories = '$WORK'
-dynamic_library_path = '$WORK/lib:\$libdir'
-shared_preload_libraries = 'bgw_prefetch'
 shared_buffers = 128MB
 maintenance_io_concurrency = 10		# per run, by ALTER SYSTEM
 default_statistics_target = 100
@@ -258,11 +177,7 @@ bgw_prefetch.log_min_duration = 0	# one LOG line per watched scan
 bgw_prefetch.min_relation_size = 0
 bgw_prefetch.enabled = off		# per run, by ALTER SYSTEM
 EOF
-chown "$PGUSER": "$PGDATA/postgresql.conf"
-pg_start
-as_pg "$PGBIN/createdb" -h "$WORK" -p "$PORT" bench
-sed -e "s/MODULE_PATHNAME/bgw_prefetch/g" -e '/^\\echo/d' "$WORK/bgw_prefetch.sql" | psql_ -qAt -f - >/dev/null
-[ "$(q "SELECT count(*) FROM pg_proc WHERE probin = 'bgw_prefetch'")" -gt 0 ] || die "bgw_prefetch SQL objects not created"
+start_cluster
 
 # ---------------------------------------------------------------- tables
 
@@ -304,13 +219,8 @@ config_sql()
 	esac
 }
 
-drops() { awk '$1 == "drop_pagecache" {print $2}' /proc/vmstat; }
-DISK=$(lsblk -ndo PKNAME "$(df --output=source "$WORK" | tail -1)" 2>/dev/null || true)
-[ -n "$DISK" ] || DISK=$(basename "$(df --output=source "$WORK" | tail -1)")
-cpu_ticks() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9}' /proc/stat; }
-disk_sectors() { awk -v d="$DISK" '$3 == d {print $6}' /proc/diskstats; }
-cached_blocks() { (fincore -b -n -r -o RES "$@" 2>/dev/null || true) | awk '{s += $1} END {printf "%d", s / 8192}'; }
-relfiles() { ls "$1" $(ls "$1".[0-9]* 2>/dev/null) 2>/dev/null; }
+find_disk
+
 # (pgrep alone first: a grep in the same pipeline would carry the pattern in
 # its own command line and match itself)
 others()
@@ -347,10 +257,7 @@ cold_start()
 {
 	local cfg=$1 d=$2 t0 i
 	q "$(config_sql "$cfg")" >/dev/null
-	pg_stop
-	sync
-	[ "$NODROP" -eq 1 ] || echo 3 >/proc/sys/vm/drop_caches
-	DROPS0=$(drops)
+	cold_stop
 	CAT_S=""
 	if [ "$cfg" = bound ]; then
 		t0=$(date +%s.%N)
@@ -370,78 +277,9 @@ cold_start()
 	fi
 }
 
-# Sample progress + prefetch activity of the table every 20 ms until an
-# ANALYZE of it has come and gone.  Lines: S|epoch|pid|phase|total|scanned|
-# state|consumer|prefetch|distance|in_flight|depth|planned|prefetched|wait
-start_sampler()
-{
-	local dir=$1 t=$2
-	PGAPPNAME=ab_sampler psql_ -qAt >"$dir/samples.txt" 2>&1 <<EOF &
-DO \$\$
-DECLARE
-	t0 timestamptz := clock_timestamp();
-	seen boolean := false;
-	present boolean;
-	r record;
-BEGIN
-	LOOP
-		PERFORM pg_stat_clear_snapshot();
-		present := false;
-		FOR r IN
-			SELECT p.pid, p.phase, p.sample_blks_total, p.sample_blks_scanned,
-				   a.state, a.consumer_block, a.prefetch_block, a.distance,
-				   a.reads_in_flight, a.io_depth, a.planned_blocks, a.prefetched_blocks,
-				   coalesce(w.wait_event_type || ':' || w.wait_event, 'CPU') AS wait
-			  FROM pg_stat_progress_analyze p
-			  LEFT JOIN pg_stat_prefetch_activity a ON a.pid = p.pid
-			  LEFT JOIN pg_stat_activity w ON w.pid = p.pid
-			 WHERE p.relid = '$t'::regclass
-		LOOP
-			present := true;
-			RAISE NOTICE 'S|%|%|%|%|%|%|%|%|%|%|%|%|%|%', extract(epoch FROM clock_timestamp()),
-				r.pid, r.phase, r.sample_blks_total, r.sample_blks_scanned, r.state,
-				r.consumer_block, r.prefetch_block, r.distance, r.reads_in_flight,
-				r.io_depth, r.planned_blocks, r.prefetched_blocks, r.wait;
-		END LOOP;
-		EXIT WHEN seen AND NOT present;
-		seen := seen OR present;
-		EXIT WHEN clock_timestamp() - t0 > interval '600 seconds';
-		PERFORM pg_sleep(0.02);
-	END LOOP;
-END
-\$\$;
-EOF
-	SAMPLER_PID=$!
-	for _ in $(seq 200); do
-		[ "$(q "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'ab_sampler' AND state = 'active'")" = 1 ] && return
-		sleep 0.05
-	done
-	die "the sampler did not start"
-}
-
-stop_sampler()
-{
-	wait "$SAMPLER_PID" || true
-	SAMPLER_PID=""
-}
-
-# pg_stat_prefetch of the table, once the monitor has ended the target
-prefetch_stats()
-{
-	local cfg=$1 t=$2 row=""
-	if [ "$cfg" = on ] || [ "$cfg" = on0 ]; then
-		for _ in $(seq 100); do
-			row=$(q "SELECT planned_blocks, prefetched_blocks, late_blocks, wasted_blocks,
-				round(prefetch_read_time::numeric, 2), round(scan_time::numeric, 2),
-				round(coalesce(prefetch_active_time, 0)::numeric, 2)
-				FROM pg_stat_prefetch WHERE relname = '$t' AND command = 'analyze' AND scans > 0" | tr '|' ',')
-			[ -n "$row" ] && break
-			sleep 0.1
-		done
-	fi
-	[ -n "$row" ] || row=",,,,,,"
-	echo "$row"
-}
+# Sample progress + prefetch activity of table $2 every 20 ms until an
+# ANALYZE of it has come and gone.
+ab_sampler() { start_sampler "$1" ab_sampler 600 pg_stat_progress_analyze sample_blks_total sample_blks_scanned "$2"; }
 
 RUNCSV=$WORK/runs.csv
 echo "density,blocks,stat_target,config,rep,seq,seconds,scanned,cpu_s,pf_planned,pf_prefetched,pf_late,pf_wasted,pf_read_ms,pf_scan_ms,pf_active_ms,log_state,log_joined,cached_blocks_at_start,cat_seconds,t_start,load1,machine_cpu_busy_pct,device_read_mb,attempt,foreign_drops,valid,others_running,log_line" >"$RUNCSV"
@@ -452,17 +290,15 @@ run_attempt()
 {
 	local d=$1 cfg=$2 rep=$3 attempt=$4 t dir off secs scanned pf t0 t1 c0 c1 d0 d1 busy devmb cpu0 cpu1 cpus pfline state joined o1 o2 load1
 	t=$(tname "$d")
-	SEQ=$((SEQ + 1))
-	dir=$RUNS/$SEQ
-	mkdir -p "$dir"
-	chown "$PGUSER": "$dir"
+	next_run_dir
+	dir=$RUNDIR
 	wait_idle
 	o1=$(others)
 	cold_start "$cfg" "$d"
 	off=$(stat -c %s "$SERVERLOG")
 	q "SELECT pg_stat_prefetch_reset()" >/dev/null
 	load1=$(cut -d' ' -f1 /proc/loadavg)
-	start_sampler "$dir" "$t"
+	ab_sampler "$dir" "$t"
 	c0=$(cpu_ticks); d0=$(disk_sectors)
 	psql_ -At >"$dir/analyze.txt" 2>&1 <<EOF
 SELECT pg_backend_pid() AS bpid \gset
@@ -483,19 +319,22 @@ EOF
 	cpu1=$(sed -n 's/^CPU1=//p' "$dir/analyze.txt")
 	cpus=$(echo "$cpu0 $cpu1" | awk -v hz="$(getconf CLK_TCK)" '{ if (NF == 2) printf "%.2f", ($2 - $1) / hz }')
 	scanned=$(sed -n 's/.*scanned \([0-9]*\) of \([0-9]*\) pages.*/\1/p' "$dir/analyze.txt" | head -1)
-	busy=$(echo "$c0 $c1" | awk '{ if ($4 > $2) printf "%.0f", 100 * ($3 - $1) / ($4 - $2) }')
-	devmb=$(echo "$d0 $d1" | awk '{ if (NF == 2) printf "%.0f", ($2 - $1) * 512 / 1048576 }')
-	FOREIGN=$(( $(drops) - DROPS0 ))
-	pf=$(prefetch_stats "$cfg" "$t")
+	busy=$(cpu_busy_pct "$c0" "$c1")
+	devmb=$(disk_read_mb "$d0" "$d1")
+	FOREIGN=$(foreign_drops)
+	pf=$NO_PF_STATS
+	if [ "$cfg" = on ] || [ "$cfg" = on0 ]; then
+		pf=$(prefetch_stats 2 "relname = '$t' AND command = 'analyze'")
+	fi
 	sleep 0.2
-	pfline=$(tail -c +"$((off + 1))" "$SERVERLOG" | grep -m1 "bgw_prefetch: analyze of \"[^\"]*$t\"" || true)
+	pfline=$(log_since "$off" | grep -m1 "bgw_prefetch: analyze of \"[^\"]*$t\"" || true)
 	state=$(echo "$pfline" | sed -n 's/.*pid [0-9]*) \(.*\): scan advanced.*/\1/p')
 	joined=$(echo "$pfline" | sed -n 's/.*joined at block \([0-9]*\).*/\1/p')
-	tail -c +"$((off + 1))" "$SERVERLOG" >"$dir/server.log"
+	log_since "$off" >"$dir/server.log"
 	local oth
 	oth=$(printf '%s %s' "$o1" "$o2" | tr ' ' '\n' | sed '/^$/d' | sort -u | tr '\n' ' ' | sed 's/ $//')
 	echo "$d,${NBLK[$d]},${TARGET[$d]},$cfg,$rep,$SEQ,$secs,$scanned,$cpus,$pf,\"$state\",$joined,$CACHED,$CAT_S,$t0,$load1,$busy,$devmb,$attempt,$FOREIGN,$([ "$FOREIGN" -eq 0 ] && echo 1 || echo 0),\"$oth\",\"$(echo "$pfline" | sed 's/"/""/g')\"" >>"$RUNCSV"
-	sed -E 's/^.*NOTICE:  //' "$dir/samples.txt" | grep '^S|' | sed "s/^S|/$SEQ|$t0|/" >>"$WORK/samples.txt" || true
+	keep_samples "$dir" "$SEQ|$t0|"
 	log "$d% $cfg #$rep.$attempt: ${secs} s, scanned ${scanned:-?}/${NBLK[$d]}, CPU ${cpus:-?} s, disk read ${devmb:-?} MB, cached at start $CACHED${CAT_S:+ (cat ${CAT_S} s)}, pf: $pf ${state:+[$state, joined $joined]}${oth:+ OTHERS: $oth}"
 }
 
@@ -524,24 +363,12 @@ log "runs took $(( (T_END - T_START) / 60 )) min (of which $((WAITED / 60)) min 
 
 # ---------------------------------------------------------------- report
 
-mkdir -p "$RESDIR"
-cp "$RUNCSV" "$RESDIR/${NAME}_runs.csv"
-{
-	echo "seq,t0,epoch,pid,phase,sample_blks_total,sample_blks_scanned,state,consumer_block,prefetch_block,distance,reads_in_flight,io_depth,planned_blocks,prefetched_blocks,wait_event"
-	tr '|' ',' <"$WORK/samples.txt" 2>/dev/null || true
-} >"$RESDIR/${NAME}_samples.csv"
 SMALL3_TXT="30,000 of 1,000,000 blocks (8 GB), statistics target 100"
 [ "$SMALL3" -eq 1 ] && SMALL3_TXT="3,000 of 100,000 blocks: statistics target lowered to 10 on both columns (instead of an 8 GB table)"
-python3 "$LIB/analyze_report.py" --runs "$RESDIR/${NAME}_runs.csv" --samples "$RESDIR/${NAME}_samples.csv" \
-	--outdir "$RESDIR" --name "$NAME" \
-	--meta "date=$(date -u '+%Y-%m-%d %H:%M UTC')" \
-	--meta "command=sudo bash bench/analyze_bench.sh ${ARGS[*]:-}" \
-	--meta "machine=$(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB RAM, $(uname -r), disk $DISK, PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}')" \
-	--meta "tables=int + 760-byte text, 10 rows per 8 kB page, COPY FREEZE (no hint-bit writes), no index; 3 % density: $SMALL3_TXT" \
-	--meta "extension=bgw_prefetch.so md5 $SOMD5, copied from $SO_SOURCE at $SO_TIME and used for every run (git $GITREV, $GITDIRTY uncommitted files under src/ then); io_method in force: ${IOMETHOD:-?}" \
-	--meta "reps=$REPS; load $((LOAD_S / 60)) min, timed runs $(( (T_END - T_START) / 60 )) min, of which $((WAITED / 60)) min waiting for other benchmarks$([ "$GAVE_UP" -eq 1 ] && echo ' (gave up waiting after 60 min: later runs overlapped other benchmarks)')"
-if command -v gnuplot >/dev/null && [ -f "$RESDIR/${NAME}.gp" ]; then
-	(cd "$RESDIR" && gnuplot "${NAME}.gp") && rm -f "$RESDIR/${NAME}.gp" "$RESDIR/${NAME}.dat"
-fi
-log "results: $RESDIR/${NAME}.md"
-cat "$RESDIR/${NAME}.md"
+make_report analyze_report.py "$RESDIR/${NAME}_samples.csv" \
+	"seq,t0,epoch,pid,phase,sample_blks_total,sample_blks_scanned,state,consumer_block,prefetch_block,distance,reads_in_flight,io_depth,planned_blocks,prefetched_blocks,wait_event" \
+	"machine=$(machine_meta "disk $DISK, ")" \
+	"tables=int + 760-byte text, 10 rows per 8 kB page, COPY FREEZE (no hint-bit writes), no index; 3 % density: $SMALL3_TXT" \
+	"extension=$EXT_META; io_method in force: ${IOMETHOD:-?}" \
+	"reps=$REPS; load $((LOAD_S / 60)) min, timed runs $(( (T_END - T_START) / 60 )) min, of which $((WAITED / 60)) min waiting for other benchmarks$([ "$GAVE_UP" -eq 1 ] && echo ' (gave up waiting after 60 min: later runs overlapped other benchmarks)')"
+finish_report "$RESDIR/${NAME}.dat"

@@ -51,6 +51,10 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BENCH_NAME=calibrate_vs_fio.sh
+# usage, die, need_root, drop_os_cache, PGBIN
+# shellcheck source=lib/common.sh
+. "$ROOT/bench/lib/common.sh"
 DIR=/var/tmp/bgwp_calfio
 SIZE_MB=1024
 MAX_DEPTH=64
@@ -59,14 +63,7 @@ PORT=54329
 RESULTS=$ROOT/bench/results/calibrate_vs_fio.md
 PLOT=$ROOT/bench/results/calibrate_vs_fio.png
 KEEP=0
-PGBIN=/usr/lib/postgresql/15/bin
 PGUSER_OS=postgres
-
-usage()
-{
-	sed -n '/^# Usage:/,/^[^#]/s/^#[[:space:]]\{0,1\}//p' "$0" >&2
-	exit 2
-}
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -78,15 +75,11 @@ while [ $# -gt 0 ]; do
 		--results) RESULTS=$2; shift 2 ;;
 		--plot) PLOT=$2; shift 2 ;;
 		--keep) KEEP=1; shift ;;
-		-h|--help) usage ;;
-		*) echo "calibrate_vs_fio.sh: unknown option $1" >&2; usage ;;
+		*) other_option "$1" ;;
 	esac
 done
 
-die() { echo "calibrate_vs_fio.sh: $*" >&2; exit 1; }
-
-{ [ "$(id -u)" -eq 0 ] && [ -w /proc/sys/vm/drop_caches ]; } ||
-	die "must run as root: every fio run starts from a cold page cache (echo 3 > /proc/sys/vm/drop_caches)"
+need_root "every fio run starts from a cold page cache"
 for tool in fio gnuplot python3; do
 	command -v "$tool" >/dev/null || die "$tool is missing (apt-get install -y fio gnuplot-nox python3)"
 done
@@ -153,19 +146,13 @@ psql_run -q -c "CREATE EXTENSION bgw_prefetch"
 echo "creating $FILE ($SIZE_MB MB)..." >&2
 dd if=/dev/urandom of="$FILE" bs=1M count="$SIZE_MB" conv=fsync status=none
 
-cold()
-{
-	sync
-	echo 3 > /proc/sys/vm/drop_caches
-}
-
 # fio_run LABEL DEPTH RUN OPTION...: one fio run from a cold cache, its JSON
 # output in RAW/fio_LABEL_DEPTH_RUN.json
 fio_run()
 {
 	local label=$1 d=$2 r=$3
 	shift 3
-	cold
+	drop_os_cache
 	fio --name="$label" --ioengine=io_uring --direct=0 --iodepth="$d" \
 		--invalidate=1 --fadvise_hint=0 --runtime=2 --randseed="$((SEED + r))" "$@" \
 		--output-format=json > "$RAW/fio_${label}_${d}_${r}.json"
@@ -220,7 +207,7 @@ fio_sweep()
 
 calibrate_run()
 {
-	cold
+	drop_os_cache
 	echo "calibration $1 (bgw_prefetch_calibrate('pg_default', $SIZE_MB, $MAX_DEPTH))..." >&2
 	psql_run -At -F, -c "SELECT pattern, depth, iops, mb_per_s, mean_latency_us, p99_latency_us
 		FROM bgw_prefetch_calibrate('pg_default', $SIZE_MB, $MAX_DEPTH)" \

@@ -27,6 +27,10 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BENCH_NAME=engine_rate.sh
+# usage, die, need_root, drop_os_cache
+# shellcheck source=lib/common.sh
+. "$ROOT/bench/lib/common.sh"
 DIR=/var/tmp/bgwp_bench
 SIZE_GIB=4
 BLOCKS=20000
@@ -34,12 +38,6 @@ RUNS=5
 DEPTHS="1 8 32 64"
 RESULTS=$ROOT/bench/results/engine_rate.md
 KEEP=0
-
-usage()
-{
-	sed -n '/^# Usage:/,/^[^#]/s/^#[[:space:]]\{0,1\}//p' "$0" >&2
-	exit 2
-}
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -50,15 +48,11 @@ while [ $# -gt 0 ]; do
 		--depths) DEPTHS=$2; shift 2 ;;
 		--results) RESULTS=$2; shift 2 ;;
 		--keep) KEEP=1; shift ;;
-		-h|--help) usage ;;
-		*) echo "engine_rate.sh: unknown option $1" >&2; usage ;;
+		*) other_option "$1" ;;
 	esac
 done
 
-if [ "$(id -u)" -ne 0 ] || [ ! -w /proc/sys/vm/drop_caches ]; then
-	echo "engine_rate.sh: must run as root: every run starts from a cold page cache (echo 3 > /proc/sys/vm/drop_caches)" >&2
-	exit 1
-fi
+need_root "every run starts from a cold page cache"
 
 FILE=$DIR/engine_rate.dat
 BUILD=$(mktemp -d)
@@ -94,8 +88,7 @@ run()
 {
 	local out
 	if [ "${5:-}" != warm ]; then
-		sync
-		echo 3 > /proc/sys/vm/drop_caches
+		drop_os_cache
 	fi
 	out=$("$BUILD/engine_rate" "$2" "$FILE" "$3" "$BLOCKS" "$4")
 	echo "$1 $out" >&2

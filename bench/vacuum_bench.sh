@@ -62,8 +62,13 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 LIB=$ROOT/bench/lib
 RESDIR=$ROOT/bench/results
-PGBIN=/usr/lib/postgresql/15/bin
-PGUSER=postgres
+BENCH_NAME=vacuum_bench.sh
+# usage, die, log, need_root, drop_os_cache, PGBIN
+# shellcheck source=lib/common.sh
+. "$LIB/common.sh"
+# the cluster, the cold start, the sampler (PGUSER, WORK, PORT, q, ...)
+# shellcheck source=lib/cold_bench.sh
+. "$LIB/cold_bench.sh"
 
 QUICK=0
 REPS=3
@@ -79,12 +84,6 @@ KEEP=0
 SO=""
 EXTRA_CONF=()
 ROWS_PER_PAGE=9			# fillfactor 90, 760-byte pad: see load_table
-
-usage()
-{
-	sed -n '/^# Usage:/,/^[^#]/s/^#[[:space:]]\{0,1\}//p' "$0" >&2
-	exit 2
-}
 
 ARGS=("$@")
 while [ $# -gt 0 ]; do
@@ -102,121 +101,26 @@ while [ $# -gt 0 ]; do
 		--keep) KEEP=1; shift ;;
 		--so) SO=$2; shift 2 ;;
 		--conf) EXTRA_CONF+=("$2"); shift 2 ;;
-		-h|--help) usage ;;
-		*) echo "vacuum_bench.sh: unknown option $1" >&2; usage ;;
+		*) other_option "$1" ;;
 	esac
 done
 for c in $CONFIGS $AV_CONFIGS; do
-	case "$c" in off|on|on32|onfa|bound) ;; *) echo "vacuum_bench.sh: unknown configuration $c" >&2; exit 2 ;; esac
+	case "$c" in off|on|on32|onfa|bound) ;; *) bad_usage "unknown configuration $c" ;; esac
 done
 [ -n "$NAME" ] || { [ "$QUICK" -eq 1 ] && NAME=vacuum_quick || NAME=vacuum; }
 
-log() { printf '%s ==> %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-die() { printf 'vacuum_bench.sh: %s\n' "$*" >&2; exit 1; }
-
-[ "$(id -u)" -eq 0 ] && [ -w /proc/sys/vm/drop_caches ] ||
-	die "must run as root: every run starts from a cold OS cache (echo 3 > /proc/sys/vm/drop_caches)"
-id "$PGUSER" >/dev/null 2>&1 || die "no user $PGUSER (postgresql-15 package)"
-[ -x "$PGBIN/postgres" ] || die "PostgreSQL 15 not found in $PGBIN"
-LIBDIR=$("$PGBIN/pg_config" --pkglibdir)
-SHAREDIR=$("$PGBIN/pg_config" --sharedir)
-SO_SOURCE=${SO:-$LIBDIR/bgw_prefetch.so}
-[ -f "$SO_SOURCE" ] || die "$SO_SOURCE not found (make -C $ROOT && make -C $ROOT install)"
-EXTVER=$(sed -n "s/^default_version *= *'\(.*\)'/\1/p" "$SHAREDIR/extension/bgw_prefetch.control")
-EXTSQL=$SHAREDIR/extension/bgw_prefetch--$EXTVER.sql
-[ -f "$EXTSQL" ] || die "$EXTSQL not found"
+need_root "every run starts from a cold OS cache"
+check_pg_extension "$SO"
 [ -f "$SHAREDIR/extension/pg_visibility.control" ] || die "pg_visibility (postgresql-contrib) is not installed"
 command -v python3 >/dev/null || die "python3 is needed"
 command -v gnuplot >/dev/null || log "gnuplot not found (apt-get install -y gnuplot-nox): no plot"
 
 # ---------------------------------------------------------------- cluster
 
-WORK=$(mktemp -d /var/tmp/vacuum_bench.XXXXXX)
-chown "$PGUSER": "$WORK"
-chmod 755 "$WORK"
-PGDATA=$WORK/data
-SERVERLOG=$WORK/server.log
-RUNS=$WORK/runs
-mkdir -p "$RUNS"
-chown "$PGUSER": "$RUNS"
-SAMPLER_PID=""
-LOCKER_PID=""
-
-# A port nobody listens on (the server listens only on its private socket
-# directory anyway).
-PORT=55700
-while ss -ltnH "( sport = :$PORT )" | grep -q . || [ -e "/tmp/.s.PGSQL.$PORT" ] ||
-	[ -e "/var/run/postgresql/.s.PGSQL.$PORT" ]; do
-	PORT=$((PORT + 1))
-done
-
-as_pg() { (cd "$WORK" && runuser -u "$PGUSER" -- env HOME="$WORK" PGAPPNAME="${PGAPPNAME:-vacuum_bench}" "$@"); }
-psql_() { as_pg "$PGBIN/psql" -X -h "$WORK" -p "$PORT" -d bench -v ON_ERROR_STOP=1 "$@"; }
-# statements one by one (ALTER SYSTEM and VACUUM refuse multi-statement strings)
-q() { psql_ -qAt -f - <<<"$1"; }
-
-server_running() { [ -f "$PGDATA/postmaster.pid" ] && as_pg "$PGBIN/pg_ctl" -D "$PGDATA" status >/dev/null 2>&1; }
-pg_start() { as_pg "$PGBIN/pg_ctl" -D "$PGDATA" -l "$SERVERLOG" -w -t 600 start >/dev/null; }
-pg_stop() { as_pg "$PGBIN/pg_ctl" -D "$PGDATA" -w -t 600 -m fast stop >/dev/null; }
-
-cleanup()
-{
-	local rc=$?
-	set +e
-	if [ -n "$SAMPLER_PID" ]; then
-		kill "$SAMPLER_PID" 2>/dev/null
-		wait "$SAMPLER_PID" 2>/dev/null
-	fi
-	if [ -n "$LOCKER_PID" ]; then
-		kill "$LOCKER_PID" 2>/dev/null
-		wait "$LOCKER_PID" 2>/dev/null
-	fi
-	if [ -f "$PGDATA/postmaster.pid" ]; then
-		as_pg "$PGBIN/pg_ctl" -D "$PGDATA" -w -t 120 -m fast stop >/dev/null 2>&1 ||
-			as_pg "$PGBIN/pg_ctl" -D "$PGDATA" -m immediate stop >/dev/null 2>&1
-	fi
-	if [ "$KEEP" -eq 1 ]; then
-		log "kept $WORK"
-	else
-		rm -rf "$WORK"
-	fi
-	exit $rc
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-log "work directory $WORK, port $PORT"
-
-# Pin the extension: other people reinstall it while this runs, and every
-# run restarts the server.  The cluster loads a private copy (found first on
-# dynamic_library_path, by the preload, the workers and the SQL functions
-# alike), and the SQL objects are created from the extension script with
-# MODULE_PATHNAME = 'bgw_prefetch' (not CREATE EXTENSION, whose
-# '$libdir/bgw_prefetch' would load the installed file as a second copy).
-mkdir -p "$WORK/lib"
-for _ in $(seq 30); do
-	cp "$SO_SOURCE" "$WORK/lib/bgw_prefetch.so"
-	[ "$(md5sum <"$SO_SOURCE")" = "$(md5sum <"$WORK/lib/bgw_prefetch.so")" ] && break
-	sleep 1
-done
-cp "$EXTSQL" "$WORK/bgw_prefetch.sql"
-chmod 755 "$WORK/lib" "$WORK/lib/bgw_prefetch.so"
-chmod 644 "$WORK/bgw_prefetch.sql"
-SOMD5=$(md5sum "$WORK/lib/bgw_prefetch.so" | cut -c1-12)
-SO_TIME=$(date -u '+%H:%M UTC')
-GITREV=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')
-GITDIRTY=$(git -C "$ROOT" status --porcelain -- src 2>/dev/null | wc -l)
-log "testing bgw_prefetch.so md5 $SOMD5 (copy of $SO_SOURCE)"
-as_pg "$PGBIN/initdb" -D "$PGDATA" -U "$PGUSER" --auth=trust -E UTF8 --locale=C >"$WORK/initdb.log" 2>&1 ||
-	{ cat "$WORK/initdb.log" >&2; die "initdb failed"; }
+cold_setup 55700
+pin_extension
+init_cluster
 cat >>"$PGDATA/postgresql.conf" <<EOF
-
-# ---- vacuum_bench.sh ----
-listen_addresses = ''
-port = $PORT
-unix_socket_directories = '$WORK'
-dynamic_library_path = '$WORK/lib:\$libdir'
-shared_preload_libraries = 'bgw_prefetch'
 shared_buffers = 128MB
 maintenance_io_concurrency = 10
 max_wal_size = 16GB
@@ -236,12 +140,8 @@ EOF
 for c in ${EXTRA_CONF[@]+"${EXTRA_CONF[@]}"}; do
 	echo "$c			# --conf" >>"$PGDATA/postgresql.conf"
 done
-chown "$PGUSER": "$PGDATA/postgresql.conf"
-pg_start
-as_pg "$PGBIN/createdb" -h "$WORK" -p "$PORT" bench
-sed -e "s/MODULE_PATHNAME/bgw_prefetch/g" -e '/^\\echo/d' "$WORK/bgw_prefetch.sql" | psql_ -qAt -f - >/dev/null
+start_cluster
 q "CREATE EXTENSION pg_visibility;"
-[ "$(q "SELECT count(*) FROM pg_proc WHERE probin = 'bgw_prefetch'")" -gt 0 ] || die "bgw_prefetch SQL objects not created"
 
 # ---------------------------------------------------------------- table
 
@@ -321,10 +221,7 @@ cold_start()
 {
 	local cfg=$1 dir=$2
 	q "$(config_sql "$cfg") ALTER SYSTEM SET autovacuum = off;" >/dev/null
-	pg_stop
-	sync
-	echo 3 >/proc/sys/vm/drop_caches
-	DROPS0=$(drops)
+	cold_stop
 	PRELOAD=""
 	if [ "$cfg" = bound ]; then
 		# read the planned blocks and pin them (mlock) until the run is over
@@ -338,99 +235,22 @@ cold_start()
 		PRELOAD=$(cat "$dir/preload.txt")
 	fi
 	# heap blocks in the OS cache when the server starts (0 unless bound)
-	CACHED=$( (fincore -b -n -r -o RES "$RELPATH" $(ls "$RELPATH".[0-9]* 2>/dev/null) 2>/dev/null || true) |
-		awk '{s += $1} END {printf "%d", s / 8192}')
+	CACHED=$(cached_blocks $(relfiles "$RELPATH"))
 	pg_start
 }
 
 # Sample pg_stat_progress_vacuum and pg_stat_prefetch_activity for vb every
-# 20 ms until a vacuum of vb has come and gone (or $2 seconds), in one
-# session (one transaction: the backend status snapshot is cleared each
-# time).  Lines: S|epoch|pid|phase|total|scanned|state|consumer|prefetch|
-# distance|in_flight|depth|planned|prefetched|wait event of the VACUUM
-start_sampler()
-{
-	local dir=$1 timeout=$2
-	PGAPPNAME=vb_sampler psql_ -qAt >"$dir/samples.txt" 2>&1 <<EOF &
-DO \$\$
-DECLARE
-	t0 timestamptz := clock_timestamp();
-	seen boolean := false;
-	present boolean;
-	r record;
-BEGIN
-	LOOP
-		PERFORM pg_stat_clear_snapshot();
-		present := false;
-		FOR r IN
-			SELECT p.pid, p.phase, p.heap_blks_total, p.heap_blks_scanned,
-				   a.state, a.consumer_block, a.prefetch_block, a.distance,
-				   a.reads_in_flight, a.io_depth, a.planned_blocks, a.prefetched_blocks,
-				   coalesce(w.wait_event_type || ':' || w.wait_event, 'CPU') AS wait
-			  FROM pg_stat_progress_vacuum p
-			  LEFT JOIN pg_stat_prefetch_activity a ON a.pid = p.pid
-			  LEFT JOIN pg_stat_activity w ON w.pid = p.pid
-			 WHERE p.relid = 'vb'::regclass
-		LOOP
-			present := true;
-			RAISE NOTICE 'S|%|%|%|%|%|%|%|%|%|%|%|%|%|%', extract(epoch FROM clock_timestamp()),
-				r.pid, r.phase, r.heap_blks_total, r.heap_blks_scanned, r.state,
-				r.consumer_block, r.prefetch_block, r.distance, r.reads_in_flight,
-				r.io_depth, r.planned_blocks, r.prefetched_blocks, r.wait;
-		END LOOP;
-		EXIT WHEN seen AND NOT present;
-		seen := seen OR present;
-		EXIT WHEN clock_timestamp() - t0 > interval '$timeout seconds';
-		PERFORM pg_sleep(0.02);
-	END LOOP;
-END
-\$\$;
-EOF
-	SAMPLER_PID=$!
-	# wait until it is looping
-	for _ in $(seq 200); do
-		[ "$(q "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'vb_sampler' AND state = 'active'")" = 1 ] && return
-		sleep 0.05
-	done
-	die "the sampler did not start"
-}
-
-stop_sampler()
-{
-	wait "$SAMPLER_PID" || true
-	SAMPLER_PID=""
-}
-
-# pg_stat_prefetch for vb, once the monitor has ended the target.
-prefetch_stats()
-{
-	local cfg=$1 row=""
-	if [ "$cfg" != off ] && [ "$cfg" != bound ]; then
-		for _ in $(seq 100); do
-			row=$(q "SELECT planned_blocks, prefetched_blocks, late_blocks, wasted_blocks,
-				round(prefetch_read_time::numeric, 4), round(scan_time::numeric, 4),
-				round(coalesce(prefetch_active_time, 0)::numeric, 4)
-				FROM pg_stat_prefetch WHERE relname = 'vb' AND command ILIKE '%vacuum%' AND scans > 0" | tr '|' ',')
-			[ -n "$row" ] && break
-			sleep 0.1
-		done
-	fi
-	[ -n "$row" ] || row=",,,,,,"
-	echo "$row"
-}
+# 20 ms until a vacuum of vb has come and gone (or $2 seconds).
+vb_sampler() { start_sampler "$1" vb_sampler "$2" pg_stat_progress_vacuum heap_blks_total heap_blks_scanned vb; }
 
 # The autovacuum LOG entry of vb written after byte $1 of the server log.
-avlog() { tail -c +"$(($1 + 1))" "$SERVERLOG" | sed -n '/automatic vacuum of table "bench.public.vb"/,/elapsed:/p'; }
+avlog() { log_since "$1" | sed -n '/automatic vacuum of table "bench.public.vb"/,/elapsed:/p'; }
 
 RUNCSV=$WORK/runs.csv
 echo "workload,fraction,config,rep,seq,seconds,verbose_elapsed,scanned,planned,not_all_visible,read_ms,write_ms,cpu_user,cpu_sys,pf_planned,pf_prefetched,pf_late,pf_wasted,pf_read_ms,pf_scan_ms,pf_active_ms,cached_blocks_at_start,preload_seconds,t_start,load1,machine_cpu_busy_pct,device_read_mb,attempt,foreign_drops,valid,log_line" >"$RUNCSV"
 
-# Machine-wide counters around the timed part: the machine is shared, so
-# record how busy its CPUs and disk were (other tenants included).
-DISK=$(lsblk -ndo PKNAME "$(df --output=source "$WORK" | tail -1)" 2>/dev/null || true)
-[ -n "$DISK" ] || DISK=$(basename "$(df --output=source "$WORK" | tail -1)")
-cpu_ticks() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9}' /proc/stat; }
-disk_sectors() { awk -v d="$DISK" '$3 == d {print $6}' /proc/diskstats; }
+# Machine-wide CPU and disk counters around the timed part (cold_bench.sh).
+find_disk
 SEQ=0
 
 # Other people on this machine drop the OS cache too (their benchmarks):
@@ -443,7 +263,6 @@ SEQ=0
 # machine: they are recorded once, with the count.
 MAX_ATTEMPTS=3
 AV_MAX_ATTEMPTS=1
-drops() { awk '$1 == "drop_pagecache" {print $2}' /proc/vmstat; }
 
 run_one()
 {
@@ -460,10 +279,8 @@ run_one()
 run_attempt()
 {
 	local wl=$1 f=$2 cfg=$3 rep=$4 attempt=$5 dir off secs velapsed scanned readms writems pf t0 t1 logtxt pfline avline
-	SEQ=$((SEQ + 1))
-	dir=$RUNS/$SEQ
-	mkdir -p "$dir"
-	chown "$PGUSER": "$dir"
+	next_run_dir
+	dir=$RUNDIR
 	make_dirty "$f" "$dir"
 	cold_start "$cfg" "$dir"
 	off=$(stat -c %s "$SERVERLOG")
@@ -471,7 +288,7 @@ run_attempt()
 	load1=$(cut -d' ' -f1 /proc/loadavg)
 
 	if [ "$wl" = manual ]; then
-		start_sampler "$dir" 600
+		vb_sampler "$dir" 600
 		c0=$(cpu_ticks); d0=$(disk_sectors)
 		psql_ -At >"$dir/vacuum.txt" 2>&1 <<EOF
 SELECT 'T0=' || extract(epoch FROM clock_timestamp());
@@ -485,7 +302,7 @@ EOF
 		secs=$(python3 -c "print('%.3f' % ($t1 - $t0))")
 		logtxt=$(cat "$dir/vacuum.txt")
 	else
-		start_sampler "$dir" 1200
+		vb_sampler "$dir" 1200
 		c0=$(cpu_ticks); d0=$(disk_sectors)
 		t0=$(q "ALTER SYSTEM SET autovacuum = on; SELECT pg_reload_conf(); SELECT extract(epoch FROM clock_timestamp())" | tail -1)
 		for _ in $(seq 12000); do
@@ -508,20 +325,23 @@ EOF
 	writems=$(echo "$logtxt" | sed -n 's/.*I\/O timings: .*write: \([0-9.]*\) ms.*/\1/p' | head -1)
 	cpuu=$(echo "$logtxt" | sed -n 's/.*system usage: CPU: user: \([0-9.]*\) s.*/\1/p' | head -1)
 	cpus=$(echo "$logtxt" | sed -n 's/.*system usage: CPU: .*system: \([0-9.]*\) s.*/\1/p' | head -1)
-	busy=$(echo "$c0 $c1" | awk '{ if ($4 > $2) printf "%.0f", 100 * ($3 - $1) / ($4 - $2) }')
-	devmb=$(echo "$d0 $d1" | awk '{ if (NF == 2) printf "%.0f", ($2 - $1) * 512 / 1048576 }')
-	FOREIGN=$(( $(drops) - DROPS0 ))
+	busy=$(cpu_busy_pct "$c0" "$c1")
+	devmb=$(disk_read_mb "$d0" "$d1")
+	FOREIGN=$(foreign_drops)
 	if [ -n "$LOCKER_PID" ]; then
 		kill "$LOCKER_PID"
 		wait "$LOCKER_PID" || true
 		LOCKER_PID=""
 		FOREIGN=0	# the pinned blocks survive another drop_caches
 	fi
-	pf=$(prefetch_stats "$cfg")
-	pfline=$(tail -c +"$((off + 1))" "$SERVERLOG" | grep -i -m1 'bgw_prefetch: .*vacuum of "[^"]*vb"' | sed 's/"/""/g' || true)
-	tail -c +"$((off + 1))" "$SERVERLOG" >"$dir/server.log"
+	pf=$NO_PF_STATS
+	if [ "$cfg" != off ] && [ "$cfg" != bound ]; then
+		pf=$(prefetch_stats 4 "relname = 'vb' AND command ILIKE '%vacuum%'")
+	fi
+	pfline=$(log_since "$off" | grep -i -m1 'bgw_prefetch: .*vacuum of "[^"]*vb"' | sed 's/"/""/g' || true)
+	log_since "$off" >"$dir/server.log"
 	echo "$wl,$f,$cfg,$rep,$SEQ,$secs,$velapsed,$scanned,$PLANNED,$NOTVIS,$readms,$writems,$cpuu,$cpus,$pf,$CACHED,$(echo "$PRELOAD" | sed -n 's/.*seconds=//p'),$t0,$load1,$busy,$devmb,$attempt,$FOREIGN,$([ "$FOREIGN" -eq 0 ] && echo 1 || echo 0),\"$pfline\"" >>"$RUNCSV"
-	sed -E 's/^.*NOTICE:  //' "$dir/samples.txt" | grep '^S|' | sed "s/^S|/$SEQ|/" >>"$WORK/samples.txt" || true
+	keep_samples "$dir" "$SEQ|"
 	log "$wl $f% $cfg #$rep.$attempt: ${secs} s, scanned ${scanned:-?} (planned $PLANNED), read I/O ${readms:-?} ms, CPU ${cpuu:-?}+${cpus:-?} s, load $load1, machine CPU ${busy:-?} %, disk read ${devmb:-?} MB, pf: $pf"
 	[ "${scanned:-x}" = "$PLANNED" ] || log "WARNING: VACUUM scanned ${scanned:-?} pages, the plan says $PLANNED"
 }
@@ -544,24 +364,13 @@ log "runs took $(( (T_END - T_START) / 60 )) min"
 
 # ---------------------------------------------------------------- report
 
-mkdir -p "$RESDIR"
-cp "$RUNCSV" "$RESDIR/${NAME}_runs.csv"
-# the raw samples are summarised per run into ${NAME}_diag.csv
-{
-	echo "seq,epoch,pid,phase,heap_blks_total,heap_blks_scanned,state,consumer_block,prefetch_block,distance,reads_in_flight,io_depth,planned_blocks,prefetched_blocks,wait_event"
-	tr '|' ',' <"$WORK/samples.txt" 2>/dev/null || true
-} >"$WORK/samples.csv"
-python3 "$LIB/vacuum_report.py" --runs "$RESDIR/${NAME}_runs.csv" --samples "$WORK/samples.csv" \
-	--outdir "$RESDIR" --name "$NAME" \
-	--meta "date=$(date -u '+%Y-%m-%d %H:%M UTC')" \
-	--meta "command=sudo bash bench/vacuum_bench.sh ${ARGS[*]:-}" \
-	--meta "machine=$(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB RAM, $(uname -r), PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}')" \
-	--meta "conf=${EXTRA_CONF[*]:-}" \
-	--meta "table=$BLOCKS blocks ($((BLOCKS * 8192 / 1048576)) MiB), $ROWS_PER_PAGE rows/page, fillfactor 90, no index" \
-	--meta "extension=bgw_prefetch.so md5 $SOMD5, copied from $SO_SOURCE at $SO_TIME and used for every run (git $GITREV, $GITDIRTY uncommitted files under src/ then)" \
-	--meta "reps=$REPS; total run time $(( (T_END - T_START) / 60 )) min"
-if command -v gnuplot >/dev/null && [ -f "$RESDIR/${NAME}.gp" ]; then
-	(cd "$RESDIR" && gnuplot "${NAME}.gp") && rm -f "$RESDIR/${NAME}.gp"
-fi
-log "results: $RESDIR/${NAME}.md"
-cat "$RESDIR/${NAME}.md"
+# the raw samples stay in WORK: vacuum_report.py summarises them per run
+# into ${NAME}_diag.csv
+make_report vacuum_report.py "$WORK/samples.csv" \
+	"seq,epoch,pid,phase,heap_blks_total,heap_blks_scanned,state,consumer_block,prefetch_block,distance,reads_in_flight,io_depth,planned_blocks,prefetched_blocks,wait_event" \
+	"machine=$(machine_meta "")" \
+	"conf=${EXTRA_CONF[*]:-}" \
+	"table=$BLOCKS blocks ($((BLOCKS * 8192 / 1048576)) MiB), $ROWS_PER_PAGE rows/page, fillfactor 90, no index" \
+	"extension=$EXT_META" \
+	"reps=$REPS; total run time $(( (T_END - T_START) / 60 )) min"
+finish_report
