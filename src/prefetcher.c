@@ -61,6 +61,16 @@
 /* Initial distance, in planned blocks ahead of the consumer. */
 #define BGWP_INITIAL_DISTANCE 256
 
+/*
+ * Reads in flight an ANALYZE stream gets at least, unless the depth was set
+ * for bgw_prefetch explicitly (tablespace_io_depth, calibration).
+ * maintenance_io_concurrency counts core's 8 kB prefetches; a stream reads
+ * BGWP_MAX_READ_BLOCKS at a time, and measured here (doc/benchmarks.md) 10
+ * such reads in flight streamed a cold table at ~400 MB/s, 32 at the speed
+ * of a cold cat of the file.
+ */
+#define BGWP_STREAM_MIN_DEPTH 32
+
 typedef enum TargetState
 {
 	TARGET_RESOLVING,			/* waiting for the resolver worker */
@@ -841,9 +851,18 @@ activate_target(PrefetchTarget *t)
 		 * A stream is decided to pay for every block of its window, and the
 		 * consumer's position is only estimated (from below), so growing
 		 * the distance on late reads would start far too short: a dense
-		 * ANALYZE moves through ~150k blocks/s.  Stream at full distance.
+		 * ANALYZE moves through ~150k blocks/s.  Stream at full distance,
+		 * and with enough large reads in flight to go at the disk's
+		 * sequential speed.
 		 */
 		t->distance = bgwp_max_distance;
+		if ((t->rel.depth_source == DEPTH_FROM_SERVER_DEFAULT ||
+			 t->rel.depth_source == DEPTH_FROM_TABLESPACE_OPTION) &&
+			t->rel.io_depth < BGWP_STREAM_MIN_DEPTH)
+		{
+			t->rel.io_depth = BGWP_STREAM_MIN_DEPTH;
+			t->rel.depth_source = DEPTH_FROM_STREAM_MINIMUM;
+		}
 	}
 	t->ranges = MemoryContextAllocZero(prefetch_context,
 									   sizeof(SubmittedRange) * BGWP_RANGE_RING);

@@ -176,6 +176,8 @@ depth_source_name(DepthSource source)
 			return "calibration";
 		case DEPTH_FROM_TABLESPACE_OPTION:
 			return "tablespace option";
+		case DEPTH_FROM_STREAM_MINIMUM:
+			return "sequential stream minimum";
 		case DEPTH_FROM_SERVER_DEFAULT:
 			break;
 	}

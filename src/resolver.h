@@ -16,7 +16,8 @@ typedef enum DepthSource
 	DEPTH_FROM_GUC_MAP,			/* bgw_prefetch.tablespace_io_depth */
 	DEPTH_FROM_CALIBRATION,		/* bgw_prefetch_calibrate_apply() */
 	DEPTH_FROM_TABLESPACE_OPTION,	/* ALTER TABLESPACE SET (maintenance_io_concurrency) */
-	DEPTH_FROM_SERVER_DEFAULT	/* maintenance_io_concurrency */
+	DEPTH_FROM_SERVER_DEFAULT,	/* maintenance_io_concurrency */
+	DEPTH_FROM_STREAM_MINIMUM	/* raised for a sequential stream (prefetcher.c) */
 } DepthSource;
 
 extern const char *depth_source_name(DepthSource source);

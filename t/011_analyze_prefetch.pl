@@ -66,6 +66,18 @@ my $row = $node->safe_psql('postgres',
 	"SELECT scans, scan_blocks > 0, prefetched_blocks > 0 FROM pg_stat_prefetch WHERE relname = 'samp' AND command = 'analyze'");
 is($row, '1|t|t', 'pg_stat_prefetch shows the analyze scan');
 
+# The stream's reads in flight: maintenance_io_concurrency (10 here) counts
+# core's 8 kB prefetches; a stream of large reads gets at least 32.
+{
+	my $s = start_slow($node, 'postgres', 'ANALYZE samp', '5ms');
+	ok( $node->poll_query_until(
+			'postgres',
+			"SELECT io_depth || ' ' || io_depth_source = '32 sequential stream minimum'
+			   FROM pg_stat_prefetch_activity WHERE relid = 'samp'::regclass AND state = 'prefetching'"),
+		'dense sample: the stream gets 32 reads in flight (sequential stream minimum)');
+	$s->quit;    # once the ANALYZE is over
+}
+
 # 5 % (300 of 6,000): sparse, no prefetch reads at all.
 my $sparse = analyze_with_target(1);
 is($sparse->{state}, 'sample too sparse to stream', 'sparse sample: deliberately not streamed');
