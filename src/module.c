@@ -124,7 +124,8 @@ bgwp_process_utility(PlannedStmt *pstmt, const char *queryString,
 {
 	if (IsA(pstmt->utilityStmt, VacuumStmt))
 	{
-		resolver_announce_statement((VacuumStmt *) pstmt->utilityStmt);
+		resolver_announce_statement((VacuumStmt *) pstmt->utilityStmt,
+									context == PROCESS_UTILITY_TOPLEVEL);
 		monitor_announce_scan();
 	}
 

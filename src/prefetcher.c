@@ -337,7 +337,7 @@ prefetcher_track(const TargetObservation *obs)
 	/* a manual command's backend may have resolved the relation already */
 	if (!obs->autovacuum &&
 		resolver_take_announced(obs->dbid, obs->relid, obs->command, obs->pid,
-								&t->rel))
+								obs->proc_start, &t->rel))
 	{
 		elog(DEBUG1, "bgw_prefetch: relation %u resolved by its backend, consumer at block %lld",
 			 obs->relid, (long long) obs->position);

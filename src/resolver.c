@@ -45,6 +45,7 @@
 #include "access/reloptions.h"
 #include "access/transam.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_database.h"
@@ -103,6 +104,7 @@ typedef struct AnnouncedRelation
 {
 	bool		in_use;
 	int			backend_pid;
+	TimestampTz backend_start;	/* with the pid, tells a reused pid apart */
 	Oid			dbid;
 	Oid			relid;
 	PrefetchCommand command;
@@ -506,6 +508,7 @@ resolve_relation(const ResolveRequest *req, const VacuumOptions *opts,
 {
 	HeapTuple	tup;
 	Form_pg_class classForm;
+	char	   *nspname;
 
 	memset(res, 0, sizeof(*res));
 	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(req->relid));
@@ -515,9 +518,9 @@ resolve_relation(const ResolveRequest *req, const VacuumOptions *opts,
 		return;
 	}
 	classForm = (Form_pg_class) GETSTRUCT(tup);
+	nspname = get_namespace_name(classForm->relnamespace);
 	snprintf(res->relname, sizeof(res->relname), "%s.%s",
-			 get_namespace_name(classForm->relnamespace),
-			 NameStr(classForm->relname));
+			 nspname ? nspname : "?", NameStr(classForm->relname));
 
 	if (classForm->relpersistence == RELPERSISTENCE_TEMP)
 		strlcpy(res->skip_reason, "temporary table", sizeof(res->skip_reason));
@@ -623,7 +626,9 @@ bgwp_resolver_main(Datum main_arg)
 
 /*
  * Resolve one relation in this backend and leave the answer for the
- * monitor, in a free slot or else in the oldest one.
+ * monitor, in a free slot or else in the oldest one.  Relations that will
+ * not be prefetched (temporary, not heap, gone) are left to the monitor's
+ * usual path: their slots would never be taken.
  */
 static void
 announce_relation(Oid relid, PrefetchCommand command, const VacuumOptions *opts)
@@ -638,6 +643,8 @@ announce_relation(Oid relid, PrefetchCommand command, const VacuumOptions *opts)
 	req.command = command;
 	req.backend_pid = MyProcPid;
 	resolve_relation(&req, opts, &res);
+	if (res.skip_reason[0] != '\0')
+		return;
 
 	LWLockAcquire(resolver_shared->lock, LW_EXCLUSIVE);
 	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
@@ -654,6 +661,7 @@ announce_relation(Oid relid, PrefetchCommand command, const VacuumOptions *opts)
 	}
 	slot->in_use = true;
 	slot->backend_pid = MyProcPid;
+	slot->backend_start = MyStartTimestamp;
 	slot->dbid = MyDatabaseId;
 	slot->relid = relid;
 	slot->command = command;
@@ -677,24 +685,77 @@ toast_relid_of(Oid relid)
 }
 
 /*
+ * Resolve and announce the relations a statement names, at most
+ * MAX_ANNOUNCED_PER_STATEMENT.
+ */
+static void
+announce_statement_relations(const VacuumStmt *stmt, bool do_vacuum,
+							 bool do_analyze, const VacuumOptions *opts)
+{
+	int			announced = 0;
+	ListCell   *lc;
+
+	foreach(lc, stmt->rels)
+	{
+		VacuumRelation *vrel = lfirst_node(VacuumRelation, lc);
+		Oid			relid = vrel->oid;
+
+		if (!OidIsValid(relid) && vrel->relation != NULL)
+			relid = RangeVarGetRelidExtended(vrel->relation, NoLock,
+											 RVR_MISSING_OK, NULL, NULL);
+		if (!OidIsValid(relid))
+			continue;			/* the command will say what is wrong */
+		if (do_vacuum)
+		{
+			Oid			toastrelid = toast_relid_of(relid);
+
+			if (announced++ >= MAX_ANNOUNCED_PER_STATEMENT)
+				return;
+			announce_relation(relid, PREFETCH_CMD_VACUUM, opts);
+			if (OidIsValid(toastrelid) && !opts->skip_toast)
+			{
+				if (announced++ >= MAX_ANNOUNCED_PER_STATEMENT)
+					return;
+				announce_relation(toastrelid, PREFETCH_CMD_VACUUM, opts);
+			}
+		}
+		if (do_analyze)
+		{
+			if (announced++ >= MAX_ANNOUNCED_PER_STATEMENT)
+				return;
+			announce_relation(relid, PREFETCH_CMD_ANALYZE, opts);
+		}
+	}
+}
+
+/*
  * Called from the utility hook of the backend about to run a VACUUM or
- * ANALYZE: resolve the relations it names (and, for VACUUM, their TOAST
- * tables), so that the monitor can start prefetching without a resolver
- * worker.  Anything that goes wrong here only means "not announced": the
- * lookups run in a subtransaction whose errors are swallowed, with
- * interrupts held so that a query cancel is not swallowed with them (the
- * command itself notices it at once).  No lock is taken: the relation is
- * looked up by name as it is now, like the command will do a moment later.
+ * ANALYZE (toplevel: not from a function): resolve the relations it names
+ * (and, for VACUUM, their TOAST tables), so that the monitor can start
+ * prefetching without a resolver worker.
+ *
+ * Nothing here may make the command fail or wait where it would not have.
+ * The lookups run in a subtransaction: an error there only means "not
+ * announced", except a query cancel (or statement or lock timeout), which
+ * is re-thrown, as the command would have raised it a moment later.  The
+ * only catalog the command itself does not read, pg_tablespace, is locked
+ * conditionally; the others (pg_class, pg_namespace) it waits for anyway,
+ * and such a wait here can be cancelled.  No lock is taken on the relations:
+ * they are looked up by name as they are now, as the command is about to.
+ * Statements that are bound to fail (VACUUM in a transaction block or a
+ * function, either command during recovery or in parallel mode) are not
+ * looked at.
  */
 void
-resolver_announce_statement(const VacuumStmt *stmt)
+resolver_announce_statement(const VacuumStmt *stmt, bool toplevel)
 {
 	MemoryContext oldcontext = CurrentMemoryContext;
 	ResourceOwner oldowner = CurrentResourceOwner;
-	bool		vacuum = stmt->is_vacuumcmd;
+	VacuumOptions opts;
+	bool		do_vacuum;
+	bool		do_analyze;
 
-	if (!bgwp_enabled || bgwp_targets == PREFETCH_TARGETS_AUTOVACUUM ||
-		stmt->rels == NIL || !IsTransactionState() || resolver_shared == NULL)
+	if (resolver_shared == NULL)
 		return;
 
 	/* what this backend announced before is no longer wanted */
@@ -704,73 +765,47 @@ resolver_announce_statement(const VacuumStmt *stmt)
 			resolver_shared->announced[i].in_use = false;
 	LWLockRelease(resolver_shared->lock);
 
-	HOLD_INTERRUPTS();
+	if (!bgwp_enabled || bgwp_targets == PREFETCH_TARGETS_AUTOVACUUM ||
+		stmt->rels == NIL || !IsTransactionState() ||
+		IsInParallelMode() || RecoveryInProgress())
+		return;
+
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(oldcontext);
 	PG_TRY();
 	{
-		VacuumOptions opts;
-		bool		do_vacuum;
-		bool		do_analyze;
-		int			announced = 0;
-		ListCell   *lc;
-
 		vacuum_options_from_list(stmt->options, &opts);
-		do_vacuum = vacuum && !opts.full && bgwp_vacuum;
-		do_analyze = (!vacuum || opts.analyze) && bgwp_analyze;
+		do_vacuum = stmt->is_vacuumcmd && !opts.full && bgwp_vacuum &&
+			toplevel && !IsTransactionBlock();
+		do_analyze = (!stmt->is_vacuumcmd || opts.analyze) && bgwp_analyze &&
+			(do_vacuum || !stmt->is_vacuumcmd);
 
-		/*
-		 * The depth lookups read pg_tablespace, which the command itself
-		 * does not need: never make it wait for a lock there (someone's
-		 * LOCK TABLE pg_tablespace); leave the relations to the workers.
-		 */
 		if ((do_vacuum || do_analyze) &&
 			ConditionalLockRelationOid(TableSpaceRelationId, AccessShareLock))
 		{
-			foreach(lc, stmt->rels)
-			{
-				VacuumRelation *vrel = lfirst_node(VacuumRelation, lc);
-				Oid			relid = vrel->oid;
-
-				if (announced >= MAX_ANNOUNCED_PER_STATEMENT)
-					break;
-				if (!OidIsValid(relid) && vrel->relation != NULL)
-					relid = RangeVarGetRelidExtended(vrel->relation, NoLock,
-													 RVR_MISSING_OK, NULL, NULL);
-				if (!OidIsValid(relid))
-					continue;	/* the command will say what is wrong */
-				if (do_vacuum)
-				{
-					Oid			toastrelid = toast_relid_of(relid);
-
-					announce_relation(relid, PREFETCH_CMD_VACUUM, &opts);
-					announced++;
-					if (OidIsValid(toastrelid) && !opts.skip_toast)
-					{
-						announce_relation(toastrelid, PREFETCH_CMD_VACUUM, &opts);
-						announced++;
-					}
-				}
-				if (do_analyze)
-				{
-					announce_relation(relid, PREFETCH_CMD_ANALYZE, &opts);
-					announced++;
-				}
-			}
+			announce_statement_relations(stmt, do_vacuum, do_analyze, &opts);
 			UnlockRelationOid(TableSpaceRelationId, AccessShareLock);
 		}
 		ReleaseCurrentSubTransaction();
 	}
 	PG_CATCH();
 	{
+		ErrorData  *edata;
+
 		MemoryContextSwitchTo(oldcontext);
+		edata = CopyErrorData();
 		FlushErrorState();
 		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcontext);
+		CurrentResourceOwner = oldowner;
+		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
+			edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
+			ReThrowError(edata);
+		FreeErrorData(edata);
 	}
 	PG_END_TRY();
 	MemoryContextSwitchTo(oldcontext);
 	CurrentResourceOwner = oldowner;
-	RESUME_INTERRUPTS();
 }
 
 /*
@@ -779,7 +814,8 @@ resolver_announce_statement(const VacuumStmt *stmt)
  */
 bool
 resolver_take_announced(Oid dbid, Oid relid, PrefetchCommand command,
-						int backend_pid, ResolvedRelation *out)
+						int backend_pid, TimestampTz backend_start,
+						ResolvedRelation *out)
 {
 	bool		found = false;
 
@@ -788,7 +824,8 @@ resolver_take_announced(Oid dbid, Oid relid, PrefetchCommand command,
 	{
 		AnnouncedRelation *a = &resolver_shared->announced[i];
 
-		if (a->in_use && a->backend_pid == backend_pid && a->dbid == dbid &&
+		if (a->in_use && a->backend_pid == backend_pid &&
+			a->backend_start == backend_start && a->dbid == dbid &&
 			a->relid == relid && a->command == command)
 		{
 			*out = a->result;

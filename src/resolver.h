@@ -55,9 +55,11 @@ extern void resolver_release(int request);
 
 /* Relations resolved in advance by the backend about to scan them */
 struct VacuumStmt;
-extern void resolver_announce_statement(const struct VacuumStmt *stmt);
+extern void resolver_announce_statement(const struct VacuumStmt *stmt,
+										bool toplevel);
 extern bool resolver_take_announced(Oid dbid, Oid relid, PrefetchCommand command,
-									int backend_pid, ResolvedRelation *out);
+									int backend_pid, TimestampTz backend_start,
+									ResolvedRelation *out);
 
 extern PGDLLEXPORT void bgwp_resolver_main(Datum main_arg);
 
