@@ -7,7 +7,8 @@
 # storage does; fio is the tool DBAs trust.  This script starts a throwaway
 # server with bgw_prefetch preloaded (data directory under --dir), and
 # alternates, --runs times, a calibration of pg_default and an fio sweep of
-# a file of the same size on the same file system, every fio run from a
+# a file of the same size on the same file system, written just before
+# each sweep as the calibration writes its own, every fio run from a
 # cold page cache (sync; echo 3 > /proc/sys/vm/drop_caches; and fio's own
 # invalidate=1), the order flipping every run so that drift on a shared
 # machine hits both alike.
@@ -142,9 +143,16 @@ psql_run()
 }
 psql_run -q -c "CREATE EXTENSION bgw_prefetch"
 
-# ---- the fio file: random data, written once, fsync'd ----
-echo "creating $FILE ($SIZE_MB MB)..." >&2
-dd if=/dev/urandom of="$FILE" bs=1M count="$SIZE_MB" conv=fsync status=none
+# ---- the fio file: random data, fsync'd ----
+# Written anew before every fio sweep, as the calibration writes its scratch
+# file just before measuring it: on a virtual disk (or behind a RAID or SAN
+# cache) data written a moment ago reads faster than data at rest, and fio
+# must read the same kind of file (doc/tuning.md).
+write_fio_file()
+{
+	echo "writing $FILE ($SIZE_MB MB)..." >&2
+	dd if=/dev/urandom of="$FILE" bs=1M count="$SIZE_MB" conv=fsync status=none
+}
 
 # fio_run LABEL DEPTH RUN OPTION...: one fio run from a cold cache, its JSON
 # output in RAW/fio_LABEL_DEPTH_RUN.json
@@ -188,6 +196,7 @@ fio_sweep()
 		depths=$(reverse $DEPTHS)
 		seqdepths=$(reverse $SEQ_DEPTHS)
 	fi
+	write_fio_file
 	sorted_iolog "$r"
 	for d in $depths; do
 		batched=(--nonvectored=1 --iodepth_batch_submit="$d" --iodepth_batch_complete_max="$d")
