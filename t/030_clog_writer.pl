@@ -189,7 +189,11 @@ is($row, 't|t|t', 'write_time, rounds and last_write are set');
 # writer on: it must log the error, stay alive and write once it can.
 set_writer(0);
 my $pid = worker_pid($node, 'bgw_prefetch clog writer');
-$node->safe_psql('postgres', 'CALL burn_xids(40000)');
+# A checkpoint writes the latest page (creating its segment file if it is
+# the first of a new segment); one page of xids later that page is the
+# dirty one behind the latest, in a segment that exists.
+$node->safe_psql('postgres', 'CHECKPOINT');
+$node->safe_psql('postgres', 'CALL burn_xids(32768)');
 my $xid = $node->safe_psql('postgres',
 	'SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint');
 # the page before the latest one is in this segment (32 pages of 32768 xids)
