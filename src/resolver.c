@@ -752,6 +752,7 @@ resolver_announce_statement(const VacuumStmt *stmt, bool toplevel)
 	MemoryContext oldcontext = CurrentMemoryContext;
 	ResourceOwner oldowner = CurrentResourceOwner;
 	VacuumOptions opts;
+	bool		runnable;
 	bool		do_vacuum;
 	bool		do_analyze;
 
@@ -775,10 +776,11 @@ resolver_announce_statement(const VacuumStmt *stmt, bool toplevel)
 	PG_TRY();
 	{
 		vacuum_options_from_list(stmt->options, &opts);
-		do_vacuum = stmt->is_vacuumcmd && !opts.full && bgwp_vacuum &&
-			toplevel && !IsTransactionBlock();
-		do_analyze = (!stmt->is_vacuumcmd || opts.analyze) && bgwp_analyze &&
-			(do_vacuum || !stmt->is_vacuumcmd);
+		/* VACUUM runs only at top level, outside a transaction block */
+		runnable = !stmt->is_vacuumcmd || (toplevel && !IsTransactionBlock());
+		do_vacuum = runnable && stmt->is_vacuumcmd && !opts.full && bgwp_vacuum;
+		do_analyze = runnable && (!stmt->is_vacuumcmd || opts.analyze) &&
+			bgwp_analyze;
 
 		if ((do_vacuum || do_analyze) &&
 			ConditionalLockRelationOid(TableSpaceRelationId, AccessShareLock))
