@@ -43,7 +43,7 @@
 #
 # Usage: bash bench/soak.sh [--duration SECONDS] [--phase SECONDS]
 #		[--sample SECONDS] [--dbs N] [--scale N] [--clients N]
-#		[--first L|N] [--l-conf 'name = value' ...] [--out DIR] [--keep]
+#		[--first L|N] [--l-conf 'name = value' ...] [--aa] [--out DIR] [--keep]
 #	--duration	total soak time, default 1800 (30 min); the number of
 #			phases is duration / phase, at least 2
 #	--phase		length of one pgbench phase, default 60
@@ -56,6 +56,10 @@
 #	--l-conf	an extra postgresql.conf line for L only (repeatable),
 #			e.g. 'bgw_prefetch.clog_writer = off' to tell the
 #			monitor's cost from the CLOG writer's
+#	--aa		A/A calibration of the method: L is set up exactly like
+#			N (library not loaded, no --l-conf), so the tps ratio
+#			shows how much two such clusters differ by themselves
+#			(the worker columns of the summary are then empty)
 
 set -euo pipefail
 
@@ -70,6 +74,7 @@ SCALE=10
 CLIENTS=2
 OUT=""
 KEEP=0
+AA=0
 FIRST=L
 L_CONF=()
 
@@ -91,6 +96,7 @@ while [ $# -gt 0 ]; do
 		--first) FIRST=$2; shift 2 ;;
 		--l-conf) L_CONF+=("$2"); shift 2 ;;
 		--out) OUT=$2; shift 2 ;;
+		--aa) AA=1; shift ;;
 		--keep) KEEP=1; shift ;;
 		-h|--help) usage ;;
 		*) echo "unknown option: $1" >&2; usage ;;
@@ -174,7 +180,7 @@ autovacuum_analyze_threshold = 50
 log_line_prefix = '%m [%p] %b '
 log_checkpoints = off
 EOF
-	if [ "$c" = L ]; then
+	if [ "$c" = L ] && [ "$AA" = 0 ]; then
 		cat >>"$WORK/$c/postgresql.conf" <<EOF
 shared_preload_libraries = 'bgw_prefetch'
 bgw_prefetch.min_relation_size = 0
@@ -189,7 +195,7 @@ EOF
 		q "$c" postgres -c "CREATE DATABASE soak$i"
 		"$PGBIN/pgbench" -h "$WORK" -p "$(port_of "$c")" -i -q -s "$SCALE" "soak$i" >/dev/null 2>&1
 	done
-	if [ "$c" = L ]; then
+	if [ "$c" = L ] && [ "$AA" = 0 ]; then
 		q L postgres -c 'CREATE EXTENSION bgw_prefetch'
 	fi
 }
@@ -367,6 +373,9 @@ tps_ok=$(awk -v r="$(val tps_ratio)" 'BEGIN { print (r >= 0.98 ? "yes" : "no") }
 	echo
 	echo "$NPHASES phases of ${PHASE} s ($FIRST first, alternating), $DBS databases of pgbench scale $SCALE,"
 	echo "$CLIENTS clients each; autovacuum naptime 1 s, thresholds 1 % + 50 rows;"
+	if [ "$AA" = 1 ]; then
+		echo "A/A calibration (--aa): L set up exactly like N, the library loaded in neither."
+	fi
 	echo "bgw_prefetch.min_relation_size = 0.  PostgreSQL $("$PGBIN/postgres" -V | awk '{print $3}'), $(nproc) cores."
 	if [ ${#L_CONF[@]} -gt 0 ]; then
 		echo "Extra settings of L: ${L_CONF[*]}."

@@ -225,7 +225,7 @@ cold_start()
 	PRELOAD=""
 	if [ "$cfg" = bound ]; then
 		# read the planned blocks and pin them (mlock) until the run is over
-		python3 "$LIB/read_blocks.py" --lock "$RELPATH" "$dir/plan.txt" >"$dir/preload.txt" &
+		python3 "$LIB/read_blocks.py" --threads 32 --max-run 32 --lock "$RELPATH" "$dir/plan.txt" >"$dir/preload.txt" &
 		LOCKER_PID=$!
 		for _ in $(seq 600); do
 			grep -q locked= "$dir/preload.txt" && break
@@ -340,7 +340,7 @@ EOF
 	fi
 	pfline=$(log_since "$off" | grep -i -m1 'bgw_prefetch: .*vacuum of "[^"]*vb"' | sed 's/"/""/g' || true)
 	log_since "$off" >"$dir/server.log"
-	echo "$wl,$f,$cfg,$rep,$SEQ,$secs,$velapsed,$scanned,$PLANNED,$NOTVIS,$readms,$writems,$cpuu,$cpus,$pf,$CACHED,$(echo "$PRELOAD" | sed -n 's/.*seconds=//p'),$t0,$load1,$busy,$devmb,$attempt,$FOREIGN,$([ "$FOREIGN" -eq 0 ] && echo 1 || echo 0),\"$pfline\"" >>"$RUNCSV"
+	echo "$wl,$f,$cfg,$rep,$SEQ,$secs,$velapsed,$scanned,$PLANNED,$NOTVIS,$readms,$writems,$cpuu,$cpus,$pf,$CACHED,$(echo "$PRELOAD" | sed -n 's/.*seconds=\([0-9.]*\).*/\1/p'),$t0,$load1,$busy,$devmb,$attempt,$FOREIGN,$([ "$FOREIGN" -eq 0 ] && echo 1 || echo 0),\"$pfline\"" >>"$RUNCSV"
 	keep_samples "$dir" "$SEQ|"
 	log "$wl $f% $cfg #$rep.$attempt: ${secs} s, scanned ${scanned:-?} (planned $PLANNED), read I/O ${readms:-?} ms, CPU ${cpuu:-?}+${cpus:-?} s, load $load1, machine CPU ${busy:-?} %, disk read ${devmb:-?} MB, pf: $pf"
 	[ "${scanned:-x}" = "$PLANNED" ] || log "WARNING: VACUUM scanned ${scanned:-?} pages, the plan says $PLANNED"

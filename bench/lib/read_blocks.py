@@ -12,13 +12,20 @@ cache holds those blocks and not their neighbours.  Used by the VACUUM
 benchmark's "bound" configuration: the server is stopped, the cache
 dropped, then exactly the blocks the VACUUM will read are loaded.
 
+With --threads N the reads are issued by N threads at once (N reads in
+flight, like the prefetcher's depth), each taking the next range in
+ascending order; the "seconds" printed is then how long the disk takes to
+deliver exactly these blocks with that depth, nothing else running: a
+floor for any prefetcher, which must read the same blocks while the
+VACUUM runs.  (The reads release the GIL, so the threads do overlap.)
+
 With --lock the blocks are also pinned in the cache (mmap + mlock of the
 same ranges, no further I/O) and the program stays until SIGTERM: the
 machine is shared, and another process's drop_caches would otherwise evict
 them before the VACUUM reads them.  The result line is printed (and
 flushed) once they are pinned.
 
-Usage: read_blocks.py RELPATH BLOCKS_FILE [--max-run N] [--lock]
+Usage: read_blocks.py RELPATH BLOCKS_FILE [--max-run N] [--threads N] [--lock]
 Prints: blocks=N reads=N bytes=N seconds=S [locked=N]
 """
 import argparse
@@ -26,6 +33,7 @@ import ctypes
 import os
 import signal
 import sys
+import threading
 import time
 
 BLCKSZ = 8192
@@ -37,6 +45,7 @@ def main():
     ap.add_argument("relpath")
     ap.add_argument("blocks_file")
     ap.add_argument("--max-run", type=int, default=128)
+    ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--lock", action="store_true")
     args = ap.parse_args()
 
@@ -53,9 +62,7 @@ def main():
             fds[seg] = fd
         return fds[seg]
 
-    t0 = time.monotonic()
-    nreads = 0
-    nbytes = 0
+    # the reads: (segment, offset, length), adjacent blocks coalesced
     ranges = []
     i = 0
     while i < len(blocks):
@@ -66,14 +73,37 @@ def main():
                and blocks[i + n] == start + n
                and (start + n) // RELSEG_SIZE == seg):
             n += 1
-        want = n * BLCKSZ
-        got = os.pread(fd_of(seg), want, (start % RELSEG_SIZE) * BLCKSZ)
-        if len(got) != want:
-            sys.exit("read_blocks.py: short read at block %d" % start)
-        nreads += 1
-        nbytes += len(got)
-        ranges.append((seg, (start % RELSEG_SIZE) * BLCKSZ, want))
+        ranges.append((seg, (start % RELSEG_SIZE) * BLCKSZ, n * BLCKSZ))
         i += n
+    for seg in sorted({r[0] for r in ranges}):
+        fd_of(seg)
+
+    next_range = iter(ranges)
+    lock = threading.Lock()
+    failures = []
+
+    def reader():
+        while True:
+            with lock:
+                r = next(next_range, None)
+            if r is None:
+                return
+            seg, off, want = r
+            got = os.pread(fds[seg], want, off)
+            if len(got) != want:
+                failures.append("short read in segment %d at offset %d" % (seg, off))
+                return
+
+    t0 = time.monotonic()
+    threads = [threading.Thread(target=reader) for _ in range(max(args.threads, 1))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if failures:
+        sys.exit("read_blocks.py: " + failures[0])
+    nreads = len(ranges)
+    nbytes = sum(r[2] for r in ranges)
     secs = time.monotonic() - t0
     if not args.lock:
         for fd in fds.values():

@@ -168,6 +168,40 @@ def main():
             dat.append([f] + [medians.get(c) for c in CONFIG_ORDER])
         md.append("")
 
+        # the disk floor: the bound's pre-read (read_blocks.py, 32 reads in
+        # flight, adjacent blocks coalesced up to 32) times how long the disk
+        # takes to deliver exactly the planned blocks with nothing else
+        # running.  A prefetcher must read them while the VACUUM runs, so
+        # no configuration can beat max(bound, floor); where the floor alone
+        # is above TARGET_BOUND x bound the target is out of reach here.
+        frows = []
+        for f in fracs:
+            floor = med([num(r["preload_seconds"]) for r in groups.get((wl, f, "bound"), [])
+                         if num(r["preload_seconds"]) is not None])
+            bound = med([num(r["seconds"]) for r in groups.get((wl, f, "bound"), [])])
+            if floor is None or not bound:
+                continue
+            best = min((med([num(r["seconds"]) for r in groups[(wl, f, c)]]), c)
+                       for c in PREFETCH_CONFIGS if groups.get((wl, f, c)))
+            reachable = max(bound, floor)
+            frows.append("| %s %% | %s | %s | %.2f %s | %s (%s) | %.2f |" % (
+                f, fmt(floor), fmt(bound), floor / bound,
+                "(target out of reach)" if floor > TARGET_BOUND * bound else "",
+                fmt(best[0]), CONFIG_LABEL[best[1]], best[0] / reachable))
+        if frows:
+            md.append("Disk floor: the time the bound's pre-read took to read exactly the planned "
+                      "blocks from a cold cache with 32 reads in flight (adjacent blocks coalesced "
+                      "into reads of up to 32 blocks, as the prefetcher does) and nothing else "
+                      "running.  A prefetcher has to read the same blocks while the VACUUM runs, "
+                      "so no prefetching run can be faster than max(bound, floor); where the "
+                      "floor alone exceeds %.2f × bound, that target is out of reach on this "
+                      "storage." % TARGET_BOUND)
+            md.append("")
+            md.append("| dirty | floor s | bound s | floor / bound | best prefetching s (config) | best / max(bound, floor) |")
+            md.append("|---|---|---|---|---|---|")
+            md.extend(frows)
+            md.append("")
+
         # paired ratios: configurations are alternated inside each round, so
         # the ratio of two runs of the same round is less exposed to the
         # load of other tenants, which changes over minutes
