@@ -19,8 +19,7 @@
  * short fixed interval (or until a read completes, through the I/O
  * engine's eventfd) while it serves targets, while an autovacuum worker
  * exists, and for a moment after a backend announced a manual VACUUM or
- * ANALYZE -- every millisecond until the announced scan shows up, so that
- * the prefetcher joins it at its first blocks.  An ERROR inside an iteration
+ * ANALYZE.  An ERROR inside an iteration
  * is caught at the bottom of the stack as in bgwriter.c: it is logged,
  * every target is abandoned (reads drained, files closed), and the loop
  * goes on after a second; it never takes the server down.
@@ -52,7 +51,6 @@
 #include "bgw_prefetch.h"
 #include "io_engine.h"
 #include "prefetcher.h"
-#include "resolver.h"
 #include "targets.h"
 
 PG_FUNCTION_INFO_V1(bgw_prefetch_activity);
@@ -61,15 +59,6 @@ PG_FUNCTION_INFO_V1(bgw_prefetch_activity);
 #define ACTIVE_POLL_MS 10
 /* After a scan is announced, poll at ACTIVE_POLL_MS for this long, in ms. */
 #define ANNOUNCED_POLL_WINDOW_MS 2000
-/*
- * While an announced scan has not appeared yet, and for at most
- * ANNOUNCED_FAST_WINDOW_MS after its announcement, poll every
- * ANNOUNCED_FAST_POLL_MS: measured, a 10 ms poll made the prefetcher join a
- * manual VACUUM of a 2 GB table with 0.5 % dirty pages at block 35,000 -
- * 59,000, after most of its skipping was done (doc/benchmarks.md).
- */
-#define ANNOUNCED_FAST_POLL_MS 1
-#define ANNOUNCED_FAST_WINDOW_MS 250
 /* Pause after an error before the loop goes on, in ms. */
 #define ERROR_PAUSE_MS 1000
 
@@ -174,21 +163,6 @@ scan_recently_announced(void)
 	LWLockRelease(monitor_shared->lock);
 	return !TimestampDifferenceExceeds(announced, GetCurrentTimestamp(),
 									   ANNOUNCED_POLL_WINDOW_MS);
-}
-
-/*
- * How long to sleep after an iteration, in ms: closely while targets are
- * served or an autovacuum worker exists, closest while an announced scan is
- * about to start, else bgw_prefetch.naptime.
- */
-static long
-poll_interval(bool busy)
-{
-	if (!scan_recently_announced())
-		return busy ? ACTIVE_POLL_MS : bgwp_naptime;
-	if (resolver_announcement_waiting(ANNOUNCED_FAST_WINDOW_MS))
-		return ANNOUNCED_FAST_POLL_MS;
-	return ACTIVE_POLL_MS;
 }
 
 void
@@ -367,7 +341,9 @@ bgwp_monitor_main(Datum main_arg)
 		if (prefetcher_active_targets() > 0 && event_fd >= 0)
 			events |= WL_SOCKET_READABLE;
 		(void) WaitLatchOrSocket(MyLatch, events, event_fd,
-								 poll_interval(busy), PG_WAIT_EXTENSION);
+								 busy || scan_recently_announced() ?
+								 ACTIVE_POLL_MS : bgwp_naptime,
+								 PG_WAIT_EXTENSION);
 	}
 
 	prefetcher_stop(true);

@@ -811,33 +811,6 @@ resolver_announce_statement(const VacuumStmt *stmt, bool toplevel)
 }
 
 /*
- * Is a relation announced less than within_ms ago still waiting for its
- * scan to appear?  The monitor polls closely while one is: the command
- * starts its scan within milliseconds, and a VACUUM that skips most of a
- * table is a quarter through it 10 ms later.  Announcements of relations
- * whose scan never comes (the statement failed, or a later relation of the
- * same statement) age out of the window.  Read without the lock: a stale
- * answer costs one poll interval.
- */
-bool
-resolver_announcement_waiting(long within_ms)
-{
-	TimestampTz now = GetCurrentTimestamp();
-
-	if (resolver_shared == NULL)
-		return false;
-	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
-	{
-		AnnouncedRelation *a = &resolver_shared->announced[i];
-
-		if (a->in_use &&
-			!TimestampDifferenceExceeds(a->announced_at, now, within_ms))
-			return true;
-	}
-	return false;
-}
-
-/*
  * The monitor found a scan: did its backend resolve the relation already?
  * If so the answer is handed over (and its slot freed).
  */

@@ -60,7 +60,6 @@ extern void resolver_announce_statement(const struct VacuumStmt *stmt,
 extern bool resolver_take_announced(Oid dbid, Oid relid, PrefetchCommand command,
 									int backend_pid, TimestampTz backend_start,
 									ResolvedRelation *out);
-extern bool resolver_announcement_waiting(long within_ms);
 
 extern PGDLLEXPORT void bgwp_resolver_main(Datum main_arg);
 
