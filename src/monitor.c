@@ -19,7 +19,8 @@
  * short fixed interval (or until a read completes, through the I/O
  * engine's eventfd) while it serves targets, while an autovacuum worker
  * exists, and for a moment after a backend announced a manual VACUUM or
- * ANALYZE.  An ERROR inside an iteration
+ * ANALYZE; not at all when the reads it just issued have all completed
+ * already and more could be issued.  An ERROR inside an iteration
  * is caught at the bottom of the stack as in bgwriter.c: it is logged,
  * every target is abandoned (reads drained, files closed), and the loop
  * goes on after a second; it never takes the server down.
@@ -341,6 +342,7 @@ bgwp_monitor_main(Datum main_arg)
 		if (prefetcher_active_targets() > 0 && event_fd >= 0)
 			events |= WL_SOCKET_READABLE;
 		(void) WaitLatchOrSocket(MyLatch, events, event_fd,
+								 prefetcher_wants_next_step() ? 0 :
 								 busy || scan_recently_announced() ?
 								 ACTIVE_POLL_MS : bgwp_naptime,
 								 PG_WAIT_EXTENSION);

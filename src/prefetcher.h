@@ -38,6 +38,7 @@ extern const char *prefetcher_fallback_reason(void);
 extern bool prefetcher_track(const TargetObservation *obs);
 extern void prefetcher_step(void);
 extern int	prefetcher_active_targets(void);
+extern bool prefetcher_wants_next_step(void);
 extern int	prefetcher_activity(ActivityRow *rows, int max);
 
 #endif							/* BGWP_PREFETCHER_H */
