@@ -313,6 +313,7 @@ bgwp_monitor_main(Datum main_arg)
 	while (!ShutdownRequestPending)
 	{
 		bool		busy;
+		long		timeout;
 		int			event_fd;
 		int			events = WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH;
 
@@ -341,10 +342,13 @@ bgwp_monitor_main(Datum main_arg)
 		event_fd = prefetcher_event_fd();
 		if (prefetcher_active_targets() > 0 && event_fd >= 0)
 			events |= WL_SOCKET_READABLE;
-		(void) WaitLatchOrSocket(MyLatch, events, event_fd,
-								 prefetcher_wants_next_step() ? 0 :
-								 busy || scan_recently_announced() ?
-								 ACTIVE_POLL_MS : bgwp_naptime,
+		if (prefetcher_wants_next_step())
+			timeout = 0;
+		else if (busy || scan_recently_announced())
+			timeout = ACTIVE_POLL_MS;
+		else
+			timeout = bgwp_naptime;
+		(void) WaitLatchOrSocket(MyLatch, events, event_fd, timeout,
 								 PG_WAIT_EXTENSION);
 	}
 
