@@ -38,6 +38,8 @@
  */
 #define BGWP_BACKEND_STATUS_SHMEM_NAME "Backend Status Array"
 #define BGWP_NUM_BACKEND_STATUS_SLOTS (MaxBackends + NUM_AUXPROCTYPES)
+/* A regular backend's own slot (pgstat_beinit(): MyBackendId - 1) */
+#define BGWP_MY_BACKEND_STATUS_SLOT() (MyBackendId - 1)
 
 /* ---------- relation files ---------- */
 

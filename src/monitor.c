@@ -52,6 +52,7 @@
 #include "bgw_prefetch.h"
 #include "io_engine.h"
 #include "prefetcher.h"
+#include "resolver.h"
 #include "targets.h"
 
 PG_FUNCTION_INFO_V1(bgw_prefetch_activity);
@@ -227,9 +228,21 @@ static bool
 monitor_iteration(int64 *targets_served)
 {
 	TargetObservation found[BGWP_MAX_TARGETS];
+	AnnouncedScan starting[BGWP_MAX_TARGETS];
 	int			nfound = 0;
+	int			nstarting = 0;
 	bool		autovacuum_running = false;
 
+	/*
+	 * Manual VACUUMs announced since the last look first: planned from block
+	 * 0 whether or not their scan shows yet, so that the discovery below
+	 * finds them served already.
+	 */
+	if (bgwp_enabled)
+		nstarting = resolver_take_first_scans(starting, BGWP_MAX_TARGETS);
+	for (int i = 0; i < nstarting; i++)
+		if (prefetcher_start_announced(&starting[i]))
+			(*targets_served)++;
 	if (bgwp_enabled)
 		nfound = targets_discover(found, BGWP_MAX_TARGETS, &autovacuum_running);
 	for (int i = 0; i < nfound; i++)

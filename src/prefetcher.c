@@ -60,6 +60,8 @@
 #define BGWP_COUNT_BUDGET 131072
 /* Initial distance, in planned blocks ahead of the consumer. */
 #define BGWP_INITIAL_DISTANCE 256
+/* How long a target started from an announcement waits for its scan, ms. */
+#define BGWP_AWAIT_START_MS 1000
 
 /*
  * Reads in flight an ANALYZE stream gets at least, unless the depth was set
@@ -100,6 +102,8 @@ typedef struct PrefetchTarget
 	char		why_not[96];	/* TARGET_WATCHED: why not prefetched */
 	TargetObservation obs;		/* latest observation of the consumer */
 	bool		abandoned;		/* ended without the consumer finishing */
+	bool		awaiting_start; /* started from an announcement, scan not
+								 * seen yet */
 	bool		autovacuum;
 
 	/* consumer figures */
@@ -297,27 +301,29 @@ wanted(PrefetchCommand command, bool autovacuum)
 }
 
 /*
- * Start serving a scan, unless it is already served or not wanted.
- * Returns true if it is a new target.
+ * A free target slot for the scan obs, or NULL if it is served already or
+ * all slots are busy (then the scan goes unserved).
  */
-bool
-prefetcher_track(const TargetObservation *obs)
+static PrefetchTarget *
+free_target_for(const TargetObservation *obs)
 {
 	PrefetchTarget *t = NULL;
 
-	if (!wanted(obs->command, obs->autovacuum))
-		return false;
 	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
 	{
 		if (targets[i].in_use && targets[i].state != TARGET_DRAINING &&
 			same_scan(&targets[i].obs, obs))
-			return false;
+			return NULL;
 		if (!targets[i].in_use && t == NULL)
 			t = &targets[i];
 	}
-	if (t == NULL)
-		return false;			/* all slots busy: this scan goes unserved */
+	return t;
+}
 
+/* Set up a target for the scan obs. */
+static void
+init_target(PrefetchTarget *t, const TargetObservation *obs)
+{
 	memset(t, 0, sizeof(*t));
 	for (int s = 0; s < BGWP_OPEN_SEGMENTS; s++)
 		t->segments[s].fd = -1;
@@ -334,6 +340,23 @@ prefetcher_track(const TargetObservation *obs)
 	t->distance = BGWP_INITIAL_DISTANCE;
 	t->completed_before = -1;
 	t->resolve_request = -1;
+}
+
+/*
+ * Start serving a scan, unless it is already served or not wanted.
+ * Returns true if it is a new target.
+ */
+bool
+prefetcher_track(const TargetObservation *obs)
+{
+	PrefetchTarget *t;
+
+	if (!wanted(obs->command, obs->autovacuum))
+		return false;
+	t = free_target_for(obs);
+	if (t == NULL)
+		return false;
+	init_target(t, obs);
 
 	/* a manual command's backend may have resolved the relation already */
 	if (!obs->autovacuum &&
@@ -355,6 +378,52 @@ prefetcher_track(const TargetObservation *obs)
 	}
 	else
 		t->state = TARGET_RESOLVING;
+	return true;
+}
+
+/*
+ * Start prefetching the relation a manual VACUUM or ANALYZE announced it
+ * scans first, from block 0, before its scan appears in progress reporting
+ * (see resolver_take_first_scans()).  An ANALYZE is started so only when it
+ * will read the whole relation (no larger than its sample): then its plan
+ * is known in advance, a sequential stream.  The target waits for the scan
+ * (awaiting_start) at most BGWP_AWAIT_START_MS, having read no more than
+ * its distance; it is adopted by the scan when that shows up with the same
+ * size (relation, or sample).  Returns true if it is a new target.
+ */
+bool
+prefetcher_start_announced(const AnnouncedScan *a)
+{
+	TargetObservation obs;
+	PrefetchTarget *t;
+
+	if (!wanted(a->command, false))
+		return false;
+	memset(&obs, 0, sizeof(obs));
+	obs.slot = a->backend_slot;
+	obs.pid = a->backend_pid;
+	obs.proc_start = a->backend_start;
+	obs.dbid = a->dbid;
+	obs.relid = a->relid;
+	obs.command = a->command;
+	obs.phase = SCAN_PHASE_SCANNING;
+	obs.total = a->sample_blocks;	/* ANALYZE; VACUUM sizes its file */
+	t = free_target_for(&obs);
+	if (t == NULL)
+		return false;
+	init_target(t, &obs);
+	t->awaiting_start = true;
+	t->rel = a->rel;
+	activate_target(t);
+	if (t->state != TARGET_ACTIVE ||
+		t->nblocks < (BlockNumber) bgwp_min_relation_size ||
+		(a->command == PREFETCH_CMD_ANALYZE && t->obs.total < t->nblocks))
+	{
+		release_target(t);		/* nothing read yet */
+		return false;
+	}
+	elog(DEBUG1, "bgw_prefetch: relation %u announced by its %s, prefetching from block 0 of %u",
+		 a->relid, prefetch_command_name(a->command), t->nblocks);
 	return true;
 }
 
@@ -818,6 +887,9 @@ activate_target(PrefetchTarget *t)
 	}
 	if (t->obs.command == PREFETCH_CMD_VACUUM)
 	{
+		/* before its scan starts, the VACUUM will see the file's size */
+		if (t->awaiting_start)
+			t->obs.total = relation_nblocks(t);
 		t->nblocks = (BlockNumber) t->obs.total;
 		vm_reader_init(&t->vm, t->relfile);
 		t->vm_open = true;
@@ -841,6 +913,9 @@ activate_target(PrefetchTarget *t)
 	else
 	{
 		t->nblocks = t->cur_nblocks = relation_nblocks(t);
+		/* before its scan starts, the ANALYZE samples at most its file */
+		if (t->awaiting_start)
+			t->obs.total = Min(t->obs.total, (int64) t->nblocks);
 		t->join_block = analyze_position_lower_bound(t->obs.position, t->obs.total,
 													 t->nblocks);
 		if (t->rel.calibrated)
@@ -988,14 +1063,55 @@ scan_completed(const PrefetchTarget *t)
 }
 
 /*
+ * A target started from an announcement has not seen its scan yet: has it
+ * started now (then it is adopted, and true returned with *obs filled),
+ * is it still to come (*waiting), or will it not come?
+ */
+static bool
+scan_started(PrefetchTarget *t, ObserveResult result,
+			 const TargetObservation *obs, TimestampTz now, bool *waiting)
+{
+	*waiting = false;
+	if (result == OBSERVE_WATCHED && same_scan(obs, &t->obs))
+	{
+		t->awaiting_start = false;
+		/* the file grew or shrank in between: the plan is not the scan's */
+		if (obs->total != t->obs.total)
+		{
+			t->abandoned = true;
+			return false;
+		}
+		return true;
+	}
+	if (scan_completed(t))
+		;						/* over between two looks */
+	else if (result == OBSERVE_GONE || result == OBSERVE_WATCHED)
+		t->abandoned = true;	/* gone, or scanning something else */
+	else if (TimestampDifferenceExceeds(t->tracked_at, now, BGWP_AWAIT_START_MS))
+		t->abandoned = true;	/* waiting for a lock, or failed */
+	else
+		*waiting = true;		/* still starting up */
+	return false;
+}
+
+/*
  * Follow the consumer of one target.  Returns false when its scan is over.
  */
 static bool
 follow_consumer(PrefetchTarget *t, TimestampTz now)
 {
 	TargetObservation obs;
+	ObserveResult result = targets_observe(t->obs.slot, t->obs.pid, &obs);
 
-	switch (targets_observe(t->obs.slot, t->obs.pid, &obs))
+	if (t->awaiting_start)
+	{
+		bool		waiting;
+
+		if (!scan_started(t, result, &obs, now, &waiting))
+			return waiting;
+		t->last_step = now;
+	}
+	switch (result)
 	{
 		case OBSERVE_GONE:
 		case OBSERVE_ENDED:

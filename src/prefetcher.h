@@ -36,6 +36,8 @@ extern int	prefetcher_event_fd(void);
 extern const char *prefetcher_io_method(void);
 extern const char *prefetcher_fallback_reason(void);
 extern bool prefetcher_track(const TargetObservation *obs);
+struct AnnouncedScan;
+extern bool prefetcher_start_announced(const struct AnnouncedScan *a);
 extern void prefetcher_step(void);
 extern int	prefetcher_active_targets(void);
 extern bool prefetcher_wants_next_step(void);

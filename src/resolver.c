@@ -47,6 +47,7 @@
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/pg_am.h"
+#include "catalog/pg_attribute.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_database.h"
 #include "catalog/namespace.h"
@@ -77,6 +78,7 @@
 
 #include "bgw_prefetch.h"
 #include "calibrate.h"
+#include "compat.h"
 #include "resolver.h"
 #include "targets.h"
 
@@ -103,12 +105,15 @@ typedef struct ResolveRequest
 typedef struct AnnouncedRelation
 {
 	bool		in_use;
+	bool		scanned_first;	/* the statement's first scan: start it early */
+	int			backend_slot;	/* in the backend status array */
 	int			backend_pid;
 	TimestampTz backend_start;	/* with the pid, tells a reused pid apart */
 	Oid			dbid;
 	Oid			relid;
 	PrefetchCommand command;
 	TimestampTz announced_at;
+	int64		sample_blocks;	/* ANALYZE: blocks it samples at most */
 	ResolvedRelation result;
 } AnnouncedRelation;
 
@@ -625,13 +630,49 @@ bgwp_resolver_main(Datum main_arg)
 /* ---------------- relations announced by the backend about to scan them ---------------- */
 
 /*
+ * How many blocks an ANALYZE of relid samples at most: as many as rows it
+ * samples, which std_typanalyze() sets to 300 x the column's statistics
+ * target, the largest over the columns.  (A larger extended-statistics
+ * target can raise it; the monitor then sees a different sample size when
+ * the scan appears and lets the early start go.)
+ */
+static int64
+analyze_sample_blocks(Oid relid)
+{
+	HeapTuple	reltup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	int			natts;
+	int			max_target = 0;
+
+	if (!HeapTupleIsValid(reltup))
+		return 0;
+	natts = ((Form_pg_class) GETSTRUCT(reltup))->relnatts;
+	ReleaseSysCache(reltup);
+	for (int attnum = 1; attnum <= natts; attnum++)
+	{
+		HeapTuple	atttup = SearchSysCache2(ATTNUM, ObjectIdGetDatum(relid),
+											 Int16GetDatum(attnum));
+		Form_pg_attribute att;
+
+		if (!HeapTupleIsValid(atttup))
+			continue;
+		att = (Form_pg_attribute) GETSTRUCT(atttup);
+		if (!att->attisdropped)
+			max_target = Max(max_target, att->attstattarget < 0 ?
+							 default_statistics_target : att->attstattarget);
+		ReleaseSysCache(atttup);
+	}
+	return 300 * (int64) max_target;
+}
+
+/*
  * Resolve one relation in this backend and leave the answer for the
  * monitor, in a free slot or else in the oldest one.  Relations that will
  * not be prefetched (temporary, not heap, gone) are left to the monitor's
  * usual path: their slots would never be taken.
  */
 static void
-announce_relation(Oid relid, PrefetchCommand command, const VacuumOptions *opts)
+announce_relation(Oid relid, PrefetchCommand command, const VacuumOptions *opts,
+				  bool scanned_first)
 {
 	ResolveRequest req;
 	ResolvedRelation res;
@@ -660,12 +701,16 @@ announce_relation(Oid relid, PrefetchCommand command, const VacuumOptions *opts)
 			slot = a;
 	}
 	slot->in_use = true;
+	slot->scanned_first = scanned_first;
+	slot->backend_slot = BGWP_MY_BACKEND_STATUS_SLOT();
 	slot->backend_pid = MyProcPid;
 	slot->backend_start = MyStartTimestamp;
 	slot->dbid = MyDatabaseId;
 	slot->relid = relid;
 	slot->command = command;
 	slot->announced_at = GetCurrentTimestamp();
+	slot->sample_blocks = command == PREFETCH_CMD_ANALYZE ?
+		analyze_sample_blocks(relid) : 0;
 	slot->result = res;
 	LWLockRelease(resolver_shared->lock);
 }
@@ -709,21 +754,24 @@ announce_statement_relations(const VacuumStmt *stmt, bool do_vacuum,
 		{
 			Oid			toastrelid = toast_relid_of(relid);
 
-			if (announced++ >= MAX_ANNOUNCED_PER_STATEMENT)
+			/* the command scans the relations in this order, the first at once */
+			if (announced >= MAX_ANNOUNCED_PER_STATEMENT)
 				return;
-			announce_relation(relid, PREFETCH_CMD_VACUUM, opts);
+			announce_relation(relid, PREFETCH_CMD_VACUUM, opts, announced == 0);
+			announced++;
 			if (OidIsValid(toastrelid) && !opts->skip_toast)
 			{
 				if (announced++ >= MAX_ANNOUNCED_PER_STATEMENT)
 					return;
-				announce_relation(toastrelid, PREFETCH_CMD_VACUUM, opts);
+				announce_relation(toastrelid, PREFETCH_CMD_VACUUM, opts, false);
 			}
 		}
 		if (do_analyze)
 		{
-			if (announced++ >= MAX_ANNOUNCED_PER_STATEMENT)
+			if (announced >= MAX_ANNOUNCED_PER_STATEMENT)
 				return;
-			announce_relation(relid, PREFETCH_CMD_ANALYZE, opts);
+			announce_relation(relid, PREFETCH_CMD_ANALYZE, opts, announced == 0);
+			announced++;
 		}
 	}
 }
@@ -771,16 +819,22 @@ resolver_announce_statement(const VacuumStmt *stmt, bool toplevel)
 		IsInParallelMode() || RecoveryInProgress())
 		return;
 
+	/*
+	 * VACUUM runs only at top level, outside a transaction block.  Asked
+	 * before the subtransaction begins: inside it, every statement is in a
+	 * transaction block.
+	 */
+	runnable = !stmt->is_vacuumcmd || (toplevel && !IsTransactionBlock());
+	if (!runnable)
+		return;
+
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(oldcontext);
 	PG_TRY();
 	{
 		vacuum_options_from_list(stmt->options, &opts);
-		/* VACUUM runs only at top level, outside a transaction block */
-		runnable = !stmt->is_vacuumcmd || (toplevel && !IsTransactionBlock());
-		do_vacuum = runnable && stmt->is_vacuumcmd && !opts.full && bgwp_vacuum;
-		do_analyze = runnable && (!stmt->is_vacuumcmd || opts.analyze) &&
-			bgwp_analyze;
+		do_vacuum = stmt->is_vacuumcmd && !opts.full && bgwp_vacuum;
+		do_analyze = (!stmt->is_vacuumcmd || opts.analyze) && bgwp_analyze;
 
 		if ((do_vacuum || do_analyze) &&
 			ConditionalLockRelationOid(TableSpaceRelationId, AccessShareLock))
@@ -838,4 +892,40 @@ resolver_take_announced(Oid dbid, Oid relid, PrefetchCommand command,
 	}
 	LWLockRelease(resolver_shared->lock);
 	return found;
+}
+
+/*
+ * Hand over (and free) the announcements of relations a VACUUM or ANALYZE
+ * is about to scan first, so that the monitor can start prefetching them
+ * before the scan shows up in progress reporting: a VACUUM that skips most
+ * of its table runs through it at thousands of blocks per millisecond, a
+ * dense ANALYZE at a few hundred thousand a second, and the few
+ * milliseconds until the monitor would see them are a large part of their
+ * reads.  Returns how many were written to out (at most max).
+ */
+int
+resolver_take_first_scans(AnnouncedScan *out, int max)
+{
+	int			n = 0;
+
+	LWLockAcquire(resolver_shared->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < BGWP_MAX_TARGETS && n < max; i++)
+	{
+		AnnouncedRelation *a = &resolver_shared->announced[i];
+
+		if (!a->in_use || !a->scanned_first)
+			continue;
+		out[n].backend_slot = a->backend_slot;
+		out[n].backend_pid = a->backend_pid;
+		out[n].backend_start = a->backend_start;
+		out[n].dbid = a->dbid;
+		out[n].relid = a->relid;
+		out[n].command = a->command;
+		out[n].sample_blocks = a->sample_blocks;
+		out[n].rel = a->result;
+		a->in_use = false;
+		n++;
+	}
+	LWLockRelease(resolver_shared->lock);
+	return n;
 }

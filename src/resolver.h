@@ -61,6 +61,21 @@ extern bool resolver_take_announced(Oid dbid, Oid relid, PrefetchCommand command
 									int backend_pid, TimestampTz backend_start,
 									ResolvedRelation *out);
 
+/* A relation a VACUUM or ANALYZE announced it is about to scan first */
+typedef struct AnnouncedScan
+{
+	int			backend_slot;	/* in the backend status array */
+	int			backend_pid;
+	TimestampTz backend_start;
+	Oid			dbid;
+	Oid			relid;
+	PrefetchCommand command;
+	int64		sample_blocks;	/* ANALYZE: blocks it samples at most */
+	ResolvedRelation rel;
+} AnnouncedScan;
+
+extern int	resolver_take_first_scans(AnnouncedScan *out, int max);
+
 extern PGDLLEXPORT void bgwp_resolver_main(Datum main_arg);
 
 #endif							/* BGWP_RESOLVER_H */
