@@ -382,14 +382,12 @@ prefetcher_track(const TargetObservation *obs)
 }
 
 /*
- * Start prefetching the relation a manual VACUUM or ANALYZE announced it
- * scans first, from block 0, before its scan appears in progress reporting
- * (see resolver_take_first_scans()).  An ANALYZE is started so only when it
- * will read the whole relation (no larger than its sample): then its plan
- * is known in advance, a sequential stream.  The target waits for the scan
+ * Start prefetching the relation a manual VACUUM announced it scans first,
+ * from block 0, before its scan appears in progress reporting (see
+ * resolver_take_first_scans()).  The target waits for the scan
  * (awaiting_start) at most BGWP_AWAIT_START_MS, having read no more than
  * its distance; it is adopted by the scan when that shows up with the same
- * size (relation, or sample).  Returns true if it is a new target.
+ * relation size.  Returns true if it is a new target.
  */
 bool
 prefetcher_start_announced(const AnnouncedScan *a)
@@ -407,7 +405,6 @@ prefetcher_start_announced(const AnnouncedScan *a)
 	obs.relid = a->relid;
 	obs.command = a->command;
 	obs.phase = SCAN_PHASE_SCANNING;
-	obs.total = a->sample_blocks;	/* ANALYZE; VACUUM sizes its file */
 	t = free_target_for(&obs);
 	if (t == NULL)
 		return false;
@@ -416,8 +413,7 @@ prefetcher_start_announced(const AnnouncedScan *a)
 	t->rel = a->rel;
 	activate_target(t);
 	if (t->state != TARGET_ACTIVE ||
-		t->nblocks < (BlockNumber) bgwp_min_relation_size ||
-		(a->command == PREFETCH_CMD_ANALYZE && t->obs.total < t->nblocks))
+		t->nblocks < (BlockNumber) bgwp_min_relation_size)
 	{
 		release_target(t);		/* nothing read yet */
 		return false;
@@ -913,9 +909,6 @@ activate_target(PrefetchTarget *t)
 	else
 	{
 		t->nblocks = t->cur_nblocks = relation_nblocks(t);
-		/* before its scan starts, the ANALYZE samples at most its file */
-		if (t->awaiting_start)
-			t->obs.total = Min(t->obs.total, (int64) t->nblocks);
 		t->join_block = analyze_position_lower_bound(t->obs.position, t->obs.total,
 													 t->nblocks);
 		if (t->rel.calibrated)

@@ -47,7 +47,6 @@
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/pg_am.h"
-#include "catalog/pg_attribute.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_database.h"
 #include "catalog/namespace.h"
@@ -105,7 +104,7 @@ typedef struct ResolveRequest
 typedef struct AnnouncedRelation
 {
 	bool		in_use;
-	bool		scanned_first;	/* the statement's first scan: start it early */
+	bool		scanned_first;	/* a VACUUM's first scan: start it early */
 	int			backend_slot;	/* in the backend status array */
 	int			backend_pid;
 	TimestampTz backend_start;	/* with the pid, tells a reused pid apart */
@@ -113,7 +112,6 @@ typedef struct AnnouncedRelation
 	Oid			relid;
 	PrefetchCommand command;
 	TimestampTz announced_at;
-	int64		sample_blocks;	/* ANALYZE: blocks it samples at most */
 	ResolvedRelation result;
 } AnnouncedRelation;
 
@@ -630,41 +628,6 @@ bgwp_resolver_main(Datum main_arg)
 /* ---------------- relations announced by the backend about to scan them ---------------- */
 
 /*
- * How many blocks an ANALYZE of relid samples at most: as many as rows it
- * samples, which std_typanalyze() sets to 300 x the column's statistics
- * target, the largest over the columns.  (A larger extended-statistics
- * target can raise it; the monitor then sees a different sample size when
- * the scan appears and lets the early start go.)
- */
-static int64
-analyze_sample_blocks(Oid relid)
-{
-	HeapTuple	reltup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-	int			natts;
-	int			max_target = 0;
-
-	if (!HeapTupleIsValid(reltup))
-		return 0;
-	natts = ((Form_pg_class) GETSTRUCT(reltup))->relnatts;
-	ReleaseSysCache(reltup);
-	for (int attnum = 1; attnum <= natts; attnum++)
-	{
-		HeapTuple	atttup = SearchSysCache2(ATTNUM, ObjectIdGetDatum(relid),
-											 Int16GetDatum(attnum));
-		Form_pg_attribute att;
-
-		if (!HeapTupleIsValid(atttup))
-			continue;
-		att = (Form_pg_attribute) GETSTRUCT(atttup);
-		if (!att->attisdropped)
-			max_target = Max(max_target, att->attstattarget < 0 ?
-							 default_statistics_target : att->attstattarget);
-		ReleaseSysCache(atttup);
-	}
-	return 300 * (int64) max_target;
-}
-
-/*
  * Resolve one relation in this backend and leave the answer for the
  * monitor, in a free slot or else in the oldest one.  Relations that will
  * not be prefetched (temporary, not heap, gone) are left to the monitor's
@@ -709,8 +672,6 @@ announce_relation(Oid relid, PrefetchCommand command, const VacuumOptions *opts,
 	slot->relid = relid;
 	slot->command = command;
 	slot->announced_at = GetCurrentTimestamp();
-	slot->sample_blocks = command == PREFETCH_CMD_ANALYZE ?
-		analyze_sample_blocks(relid) : 0;
 	slot->result = res;
 	LWLockRelease(resolver_shared->lock);
 }
@@ -768,10 +729,9 @@ announce_statement_relations(const VacuumStmt *stmt, bool do_vacuum,
 		}
 		if (do_analyze)
 		{
-			if (announced >= MAX_ANNOUNCED_PER_STATEMENT)
+			if (announced++ >= MAX_ANNOUNCED_PER_STATEMENT)
 				return;
-			announce_relation(relid, PREFETCH_CMD_ANALYZE, opts, announced == 0);
-			announced++;
+			announce_relation(relid, PREFETCH_CMD_ANALYZE, opts, false);
 		}
 	}
 }
@@ -895,13 +855,14 @@ resolver_take_announced(Oid dbid, Oid relid, PrefetchCommand command,
 }
 
 /*
- * Hand over (and free) the announcements of relations a VACUUM or ANALYZE
- * is about to scan first, so that the monitor can start prefetching them
- * before the scan shows up in progress reporting: a VACUUM that skips most
- * of its table runs through it at thousands of blocks per millisecond, a
- * dense ANALYZE at a few hundred thousand a second, and the few
- * milliseconds until the monitor would see them are a large part of their
- * reads.  Returns how many were written to out (at most max).
+ * Hand over (and free) the announcements of relations a VACUUM is about to
+ * scan first, so that the monitor can start prefetching them before the
+ * scan shows up in progress reporting: a VACUUM that skips most of its
+ * table runs through it at thousands of blocks per millisecond, and the few
+ * milliseconds until the monitor would see it are a large part of its
+ * reads.  (An ANALYZE is not started so: measured, a whole-relation sample
+ * started at block 0 was no faster, see doc/benchmarks.md.)  Returns how
+ * many were written to out (at most max).
  */
 int
 resolver_take_first_scans(AnnouncedScan *out, int max)
@@ -921,7 +882,6 @@ resolver_take_first_scans(AnnouncedScan *out, int max)
 		out[n].dbid = a->dbid;
 		out[n].relid = a->relid;
 		out[n].command = a->command;
-		out[n].sample_blocks = a->sample_blocks;
 		out[n].rel = a->result;
 		a->in_use = false;
 		n++;

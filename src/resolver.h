@@ -61,7 +61,7 @@ extern bool resolver_take_announced(Oid dbid, Oid relid, PrefetchCommand command
 									int backend_pid, TimestampTz backend_start,
 									ResolvedRelation *out);
 
-/* A relation a VACUUM or ANALYZE announced it is about to scan first */
+/* A relation a VACUUM announced it is about to scan first */
 typedef struct AnnouncedScan
 {
 	int			backend_slot;	/* in the backend status array */
@@ -70,7 +70,6 @@ typedef struct AnnouncedScan
 	Oid			dbid;
 	Oid			relid;
 	PrefetchCommand command;
-	int64		sample_blocks;	/* ANALYZE: blocks it samples at most */
 	ResolvedRelation rel;
 } AnnouncedScan;
 
