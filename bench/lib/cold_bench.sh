@@ -121,8 +121,15 @@ pin_extension()
 	SO_TIME=$(date -u '+%H:%M UTC')
 	GITREV=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')
 	GITDIRTY=$(git -C "$ROOT" status --porcelain -- src 2>/dev/null | wc -l)
+	# the checkout's revision says what was tested only if this is its build
+	if [ -f "$ROOT/bgw_prefetch.so" ] &&
+		[ "$(md5sum <"$ROOT/bgw_prefetch.so")" = "$(md5sum <"$WORK/lib/bgw_prefetch.so")" ]; then
+		SO_ORIGIN="the checkout's build: git $GITREV, $GITDIRTY uncommitted files under src/ then"
+	else
+		SO_ORIGIN="not the checkout's build (git $GITREV there then): identify it by its md5"
+	fi
 	# shellcheck disable=SC2034  # used by the sourcing script
-	EXT_META="bgw_prefetch.so md5 $SOMD5, copied from $SO_SOURCE at $SO_TIME and used for every run (git $GITREV, $GITDIRTY uncommitted files under src/ then)"
+	EXT_META="bgw_prefetch.so md5 $SOMD5, copied from $SO_SOURCE at $SO_TIME and used for every run ($SO_ORIGIN)"
 	log "testing bgw_prefetch.so md5 $SOMD5 (copy of $SO_SOURCE)"
 }
 
