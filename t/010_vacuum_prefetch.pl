@@ -172,6 +172,29 @@ check_fidelity(
 	'aggressive',
 	"SET vacuum_freeze_table_age = 0;\nVACUUM (VERBOSE) fid;");
 
+# A VACUUM that waits for its table's lock longer than an early start waits
+# for the scan (1 s): the early start is abandoned, and the scan is served
+# from where it is once it shows.
+{
+	set_pattern();
+	my $offset = -s $node->logfile;
+	my $locker = $node->background_psql('postgres');
+	$locker->query_safe('BEGIN; LOCK fid IN SHARE UPDATE EXCLUSIVE MODE');
+	my ($s, $pid) = start_slow($node, 'postgres', 'VACUUM fid', '4ms');
+	ok( $node->poll_query_until(
+			'postgres', "SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $pid"),
+		'lock wait: VACUUM waits for the table lock');
+	ok( $node->wait_for_log(
+			qr/bgw_prefetch: vacuum of "public.fid".*\) abandoned:/, $offset),
+		'lock wait: the early start is abandoned');
+	$locker->query_safe('COMMIT');
+	ok( $node->wait_for_log(
+			qr/bgw_prefetch: vacuum of "public.fid".*\) done:.*prefetched [1-9]/, $offset),
+		'lock wait: the VACUUM is served once its scan starts');
+	$s->quit;
+	$locker->quit;
+}
+
 my $method = $node->safe_psql('postgres', 'SELECT io_method FROM bgw_prefetch_status()');
 is($method, 'fadvise', 'io_method switched at reload');
 
