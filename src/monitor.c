@@ -233,18 +233,22 @@ monitor_iteration(int64 *targets_served)
 	int			nstarting = 0;
 	bool		autovacuum_running = false;
 
-	/*
-	 * Manual VACUUMs announced since the last look first: planned from block
-	 * 0 whether or not their scan shows yet, so that the discovery below
-	 * finds them served already.
-	 */
 	if (bgwp_enabled)
-		nstarting = resolver_take_first_scans(starting, BGWP_MAX_TARGETS);
-	for (int i = 0; i < nstarting; i++)
-		if (prefetcher_start_announced(&starting[i]))
-			(*targets_served)++;
-	if (bgwp_enabled)
+	{
+		/*
+		 * Manual VACUUMs announced since the last look first: planned from
+		 * block 0 whether or not their scan shows yet, so that the discovery
+		 * below finds them served already.  The backend announces before it
+		 * sets scan_announced, so the announcement slots (and their lock)
+		 * are looked at only for a while after an announcement.
+		 */
+		if (scan_recently_announced())
+			nstarting = resolver_take_first_scans(starting, BGWP_MAX_TARGETS);
+		for (int i = 0; i < nstarting; i++)
+			if (prefetcher_start_announced(&starting[i]))
+				(*targets_served)++;
 		nfound = targets_discover(found, BGWP_MAX_TARGETS, &autovacuum_running);
+	}
 	for (int i = 0; i < nfound; i++)
 		if (prefetcher_track(&found[i]))
 			(*targets_served)++;

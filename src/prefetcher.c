@@ -395,7 +395,7 @@ prefetcher_start_announced(const AnnouncedScan *a)
 	TargetObservation obs;
 	PrefetchTarget *t;
 
-	if (!wanted(a->command, false))
+	if (!wanted(PREFETCH_CMD_VACUUM, false))
 		return false;
 	memset(&obs, 0, sizeof(obs));
 	obs.slot = a->backend_slot;
@@ -403,7 +403,7 @@ prefetcher_start_announced(const AnnouncedScan *a)
 	obs.proc_start = a->backend_start;
 	obs.dbid = a->dbid;
 	obs.relid = a->relid;
-	obs.command = a->command;
+	obs.command = PREFETCH_CMD_VACUUM;
 	obs.phase = SCAN_PHASE_SCANNING;
 	t = free_target_for(&obs);
 	if (t == NULL)
@@ -418,8 +418,8 @@ prefetcher_start_announced(const AnnouncedScan *a)
 		release_target(t);		/* nothing read yet */
 		return false;
 	}
-	elog(DEBUG1, "bgw_prefetch: relation %u announced by its %s, prefetching from block 0 of %u",
-		 a->relid, prefetch_command_name(a->command), t->nblocks);
+	elog(DEBUG1, "bgw_prefetch: relation %u announced by its VACUUM, prefetching from block 0 of %u",
+		 a->relid, t->nblocks);
 	return true;
 }
 
@@ -1057,8 +1057,9 @@ scan_completed(const PrefetchTarget *t)
 
 /*
  * A target started from an announcement has not seen its scan yet: has it
- * started now (then it is adopted, and true returned with *obs filled),
- * is it still to come (*waiting), or will it not come?
+ * started now (then it is adopted and true returned), is it still to come
+ * (*waiting), or will it not come (the target is marked abandoned, unless
+ * the scan already completed between two looks)?
  */
 static bool
 scan_started(PrefetchTarget *t, ObserveResult result,

@@ -881,7 +881,6 @@ resolver_take_first_scans(AnnouncedScan *out, int max)
 		out[n].backend_start = a->backend_start;
 		out[n].dbid = a->dbid;
 		out[n].relid = a->relid;
-		out[n].command = a->command;
 		out[n].rel = a->result;
 		a->in_use = false;
 		n++;

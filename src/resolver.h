@@ -69,7 +69,6 @@ typedef struct AnnouncedScan
 	TimestampTz backend_start;
 	Oid			dbid;
 	Oid			relid;
-	PrefetchCommand command;
 	ResolvedRelation rel;
 } AnnouncedScan;
 

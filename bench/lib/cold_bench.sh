@@ -123,7 +123,7 @@ pin_extension()
 	GITDIRTY=$(git -C "$ROOT" status --porcelain -- src 2>/dev/null | wc -l)
 	# the checkout's revision says what was tested only if this is its build
 	if [ -f "$ROOT/bgw_prefetch.so" ] &&
-		[ "$(md5sum <"$ROOT/bgw_prefetch.so")" = "$(md5sum <"$WORK/lib/bgw_prefetch.so")" ]; then
+		[ "$(md5sum "$ROOT/bgw_prefetch.so" | cut -c1-12)" = "$SOMD5" ]; then
 		SO_ORIGIN="the checkout's build: git $GITREV, $GITDIRTY uncommitted files under src/ then"
 	else
 		SO_ORIGIN="not the checkout's build (git $GITREV there then): identify it by its md5"
