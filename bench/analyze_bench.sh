@@ -16,14 +16,19 @@
 #	  3 %	1,000,000 blocks (8 GB) -- or, with --small3 (the --quick
 #		default), 100,000 blocks with the statistics target of its
 #		columns lowered to 10: 3,000 sampled blocks
-# Configurations, alternated inside every round:
+# Configurations, alternated inside every round, in the given order in the
+# first round and shuffled in every later one (what a run leaves behind
+# affects the next one, see "Caches below the guest"; runs.csv records the
+# configuration run before each run):
 #	off	bgw_prefetch.enabled = off, maintenance_io_concurrency = 10
 #		(core defaults: ANALYZE's own posix_fadvise prefetch, depth 10)
 #	on	bgw_prefetch.enabled = on, maintenance_io_concurrency = 10
 #		(core's fadvise still runs as well)
 #	off0	enabled = off, maintenance_io_concurrency = 0 (kernel readahead only)
-#	on0	enabled = on, maintenance_io_concurrency = 0 (the extension then
-#		uses depth 1)
+#	on0	enabled = on, maintenance_io_concurrency = 0 (the stream gets
+#		its minimum depth, 32)
+#	ondN	as on, with bgw_prefetch.tablespace_io_depth = 'pg_default=N'
+#		(e.g. ond1, ond4): the stream at depth N instead of 32
 #	bound	as off, and the whole table read into the OS cache with cat
 #		after the drop, before the server starts (the cached bound)
 # Every timed run: ALTER SYSTEM for the configuration, stop the server,
@@ -46,6 +51,26 @@
 # other bgw_prefetch settings at their defaults (io_uring, naptime 200ms:
 # a manual ANALYZE wakes the monitor through the utility hook).
 #
+# Caches below the guest.  On a virtual machine (and behind a RAID or SAN
+# cache) what the previous run read can still be cached below the guest:
+# measured 2026-12-04, whichever configuration ran right after "off" (which
+# reads only the sampled half of a 50 % table, in 8 kB requests) took 0.74-
+# 1.20 s where the same configuration one slot later took 0.30-0.49 s.
+# --host-warm gives every run the same state below the guest: the table
+# read once with O_DIRECT just before (its time is the "direct read" figure
+# of the log) -- and yet the slot after "off" stayed slow with it, so the
+# state that matters is not (only) there.  Shuffling the order is the
+# remedy; prev_config in runs.csv shows the effect.
+#
+# Free page reporting.  A virtual machine with virtio-balloon free page
+# reporting gives the memory the drop frees back to its host, and every
+# page the next run puts in the page cache then costs a fault in the host
+# (bench/lib/cold_bench.sh).  Measured 2026-12-04 (doc/benchmarks.md, "Run
+# order"): with it on, 4 of 8 and then 4 of 5 cold 50 % ANALYZEs with the
+# stream took 0.49-0.93 s, the copies out of the page cache running at
+# ~0.5 GB/s; with it off (--no-page-reporting), 1 of 8 (the first of the
+# bench) and 0 of 5, 0.31-0.39 s.
+#
 # Needs root (drop_caches; the server runs as the postgres user).
 # Results (NAME = analyze, or analyze_quick with --quick) in bench/results:
 # NAME.md (tables), NAME.csv (medians), NAME_runs.csv (every run),
@@ -54,7 +79,7 @@
 # Usage: sudo bash bench/analyze_bench.sh [--quick] [--reps N]
 #		[--densities "100 50 25 10 3"] [--configs "off on off0 on0 bound"]
 #		[--small3 | --big3] [--name NAME] [--outdir DIR] [--so PATH]
-#		[--no-wait] [--no-drop] [--keep]
+#		[--no-wait] [--no-drop] [--host-warm] [--no-page-reporting] [--keep]
 #	--quick		3 reps instead of 5, and 3 % by --small3 (no 8 GB table)
 #	--reps		repetitions of every configuration (default 5)
 #	--small3	3 % = 3,000 of 100,000 blocks (statistics target 10)
@@ -64,6 +89,12 @@
 #	--no-wait	do not wait for other benchmarks (still recorded)
 #	--no-drop	plumbing test only: no drop_caches (warm, meaningless
 #			times) and no waiting; use with --outdir elsewhere
+#	--host-warm	before every run, after the drop, read the table's files
+#			once with O_DIRECT (not into this machine's page cache):
+#			every run then finds the data equally warm in any cache
+#			below the guest (see below)
+#	--no-page-reporting  turn the guest's free page reporting off for the
+#			run, and back on at exit (see "Free page reporting" below)
 #	--keep		keep the data directory (and print where it is)
 
 set -euo pipefail
@@ -86,6 +117,8 @@ CONFIGS="off on off0 on0 bound"
 SMALL3=""
 NAME=""
 KEEP=0
+HOST_WARM=0
+NO_PAGE_REPORTING=0
 SO=""
 NOWAIT=0
 NODROP=0
@@ -108,11 +141,17 @@ while [ $# -gt 0 ]; do
 		--no-wait) NOWAIT=1; shift ;;
 		--no-drop) NODROP=1; NOWAIT=1; shift ;;
 		--keep) KEEP=1; shift ;;
+		--host-warm) HOST_WARM=1; shift ;;
+		--no-page-reporting) NO_PAGE_REPORTING=1; shift ;;
 		*) other_option "$1" ;;
 	esac
 done
 for c in $CONFIGS; do
-	case "$c" in off|on|off0|on0|bound) ;; *) bad_usage "unknown configuration $c" ;; esac
+	case "$c" in
+		off|on|off0|on0|bound) ;;
+		ond[1-9]*) [[ "$c" =~ ^ond[1-9][0-9]*$ ]] || bad_usage "unknown configuration $c" ;;
+		*) bad_usage "unknown configuration $c" ;;
+	esac
 done
 for d in $DENSITIES; do
 	case "$d" in 100|50|25|10|3) ;; *) bad_usage "unknown density $d" ;; esac
@@ -153,6 +192,7 @@ FREE_MB=$(df -Pm /var/tmp | awk 'NR == 2 {print $4}')
 # ---------------------------------------------------------------- cluster
 
 cold_setup 55800
+[ "$NO_PAGE_REPORTING" -eq 0 ] || disable_page_reporting
 T_BEGIN=$(date +%s)
 
 # Pin the extension (cold_bench.sh), and the table generator for COPY
@@ -209,6 +249,9 @@ LOAD_S=$(( $(date +%s) - T_BEGIN ))
 
 # ---------------------------------------------------------------- one run
 
+# extension_on CONFIG: does CONFIG run with bgw_prefetch enabled?
+extension_on() { case "$1" in on*) return 0 ;; *) return 1 ;; esac; }
+
 config_sql()
 {
 	case "$1" in
@@ -216,6 +259,11 @@ config_sql()
 		on) echo "ALTER SYSTEM SET bgw_prefetch.enabled = on; ALTER SYSTEM SET maintenance_io_concurrency = 10;" ;;
 		off0) echo "ALTER SYSTEM SET bgw_prefetch.enabled = off; ALTER SYSTEM SET maintenance_io_concurrency = 0;" ;;
 		on0) echo "ALTER SYSTEM SET bgw_prefetch.enabled = on; ALTER SYSTEM SET maintenance_io_concurrency = 0;" ;;
+		ond*) echo "ALTER SYSTEM SET bgw_prefetch.enabled = on; ALTER SYSTEM SET maintenance_io_concurrency = 10;" ;;
+	esac
+	case "$1" in
+		ond*) echo "ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = 'pg_default=${1#ond}';" ;;
+		*) echo "ALTER SYSTEM RESET bgw_prefetch.tablespace_io_depth;" ;;
 	esac
 }
 
@@ -255,9 +303,16 @@ wait_idle()
 # stop, drop the OS cache, (bound: read the table), start
 cold_start()
 {
-	local cfg=$1 d=$2 t0 i
+	local cfg=$1 d=$2 t0 i f
 	q "$(config_sql "$cfg")" >/dev/null
 	cold_stop
+	if [ "$HOST_WARM" -eq 1 ]; then
+		t0=$(date +%s.%N)
+		for f in $(relfiles "${RELPATHS[$d]}"); do
+			dd if="$f" iflag=direct bs=1M of=/dev/null status=none
+		done
+		log "  direct read of $(tname "$d"): $(echo "$t0 $(date +%s.%N)" | awk '{printf "%.3f", $2 - $1}') s"
+	fi
 	CAT_S=""
 	if [ "$cfg" = bound ]; then
 		t0=$(date +%s.%N)
@@ -268,7 +323,7 @@ cold_start()
 	pg_start
 	# catalogs warm, monitor up when enabled
 	q "SELECT count(*) FROM pg_class; SELECT '$(tname "$d")'::regclass" >/dev/null
-	if [ "$cfg" = on ] || [ "$cfg" = on0 ]; then
+	if extension_on "$cfg"; then
 		for i in $(seq 200); do
 			[ -n "$(q "SELECT monitor_pid FROM bgw_prefetch_status()")" ] && break
 			sleep 0.05
@@ -282,9 +337,10 @@ cold_start()
 ab_sampler() { start_sampler "$1" ab_sampler 600 pg_stat_progress_analyze sample_blks_total sample_blks_scanned "$2"; }
 
 RUNCSV=$WORK/runs.csv
-echo "density,blocks,stat_target,config,rep,seq,seconds,scanned,cpu_s,pf_planned,pf_prefetched,pf_late,pf_wasted,pf_read_ms,pf_scan_ms,pf_active_ms,log_state,log_joined,cached_blocks_at_start,cat_seconds,t_start,load1,machine_cpu_busy_pct,device_read_mb,attempt,foreign_drops,valid,others_running,log_line" >"$RUNCSV"
+echo "density,blocks,stat_target,config,rep,seq,seconds,scanned,cpu_s,pf_planned,pf_prefetched,pf_late,pf_wasted,pf_read_ms,pf_scan_ms,pf_active_ms,log_state,log_joined,cached_blocks_at_start,cat_seconds,t_start,load1,machine_cpu_busy_pct,device_read_mb,attempt,foreign_drops,valid,others_running,log_line,prev_config" >"$RUNCSV"
 SEQ=0
 IOMETHOD=""
+PREV_CONFIG=""			# the configuration of the run before (runs.csv)
 
 run_attempt()
 {
@@ -323,7 +379,7 @@ EOF
 	devmb=$(disk_read_mb "$d0" "$d1")
 	FOREIGN=$(foreign_drops)
 	pf=$NO_PF_STATS
-	if [ "$cfg" = on ] || [ "$cfg" = on0 ]; then
+	if extension_on "$cfg"; then
 		pf=$(prefetch_stats 2 "relname = '$t' AND command = 'analyze'")
 	fi
 	sleep 0.2
@@ -333,8 +389,9 @@ EOF
 	log_since "$off" >"$dir/server.log"
 	local oth
 	oth=$(printf '%s %s' "$o1" "$o2" | tr ' ' '\n' | sed '/^$/d' | sort -u | tr '\n' ' ' | sed 's/ $//')
-	echo "$d,${NBLK[$d]},${TARGET[$d]},$cfg,$rep,$SEQ,$secs,$scanned,$cpus,$pf,\"$state\",$joined,$CACHED,$CAT_S,$t0,$load1,$busy,$devmb,$attempt,$FOREIGN,$([ "$FOREIGN" -eq 0 ] && echo 1 || echo 0),\"$oth\",\"$(echo "$pfline" | sed 's/"/""/g')\"" >>"$RUNCSV"
+	echo "$d,${NBLK[$d]},${TARGET[$d]},$cfg,$rep,$SEQ,$secs,$scanned,$cpus,$pf,\"$state\",$joined,$CACHED,$CAT_S,$t0,$load1,$busy,$devmb,$attempt,$FOREIGN,$([ "$FOREIGN" -eq 0 ] && echo 1 || echo 0),\"$oth\",\"$(echo "$pfline" | sed 's/"/""/g')\",$PREV_CONFIG" >>"$RUNCSV"
 	keep_samples "$dir" "$SEQ|$t0|"
+	PREV_CONFIG=$cfg
 	log "$d% $cfg #$rep.$attempt: ${secs} s, scanned ${scanned:-?}/${NBLK[$d]}, CPU ${cpus:-?} s, disk read ${devmb:-?} MB, cached at start $CACHED${CAT_S:+ (cat ${CAT_S} s)}, pf: $pf ${state:+[$state, joined $joined]}${oth:+ OTHERS: $oth}"
 }
 
@@ -350,10 +407,23 @@ run_one()
 
 # ---------------------------------------------------------------- runs
 
+# CONFIGS for round $1: round 1 in the given order, every later round in
+# an order shuffled with the round number as seed (reproducible): what a run
+# leaves behind changes the next one ("Caches below the guest"), so no
+# configuration may always follow the same one.
+round_configs()
+{
+	if [ "$1" -eq 1 ]; then
+		printf '%s\n' $CONFIGS
+	else
+		printf '%s\n' $CONFIGS | shuf --random-source=<(yes "$1")
+	fi
+}
+
 T_START=$(date +%s)
 for rep in $(seq "$REPS"); do
 	for d in $DENSITIES; do
-		for cfg in $CONFIGS; do
+		for cfg in $(round_configs "$rep"); do
 			run_one "$d" "$cfg" "$rep"
 		done
 	done
@@ -367,8 +437,8 @@ SMALL3_TXT="30,000 of 1,000,000 blocks (8 GB), statistics target 100"
 [ "$SMALL3" -eq 1 ] && SMALL3_TXT="3,000 of 100,000 blocks: statistics target lowered to 10 on both columns (instead of an 8 GB table)"
 make_report analyze_report.py "$RESDIR/${NAME}_samples.csv" \
 	"seq,t0,epoch,pid,phase,sample_blks_total,sample_blks_scanned,state,consumer_block,prefetch_block,distance,reads_in_flight,io_depth,planned_blocks,prefetched_blocks,wait_event" \
-	"machine=$(machine_meta "disk $DISK, ")" \
-	"tables=int + 760-byte text, 10 rows per 8 kB page, COPY FREEZE (no hint-bit writes), no index; 3 % density: $SMALL3_TXT" \
+	"machine=$(machine_meta "disk $DISK (read_ahead_kb $(cat "/sys/block/$DISK/queue/read_ahead_kb" 2>/dev/null || echo ?)), "); $(page_reporting_meta)" \
+	"tables=int + 760-byte text, 10 rows per 8 kB page, COPY FREEZE (no hint-bit writes), no index; 3 % density: $SMALL3_TXT$([ "$HOST_WARM" -eq 1 ] && echo "; --host-warm: before every run the table's files were read once with O_DIRECT")" \
 	"extension=$EXT_META; io_method in force: ${IOMETHOD:-?}" \
 	"reps=$REPS; load $((LOAD_S / 60)) min, timed runs $(( (T_END - T_START) / 60 )) min, of which $((WAITED / 60)) min waiting for other benchmarks$([ "$GAVE_UP" -eq 1 ] && echo ' (gave up waiting after 60 min: later runs overlapped other benchmarks)')"
 finish_report "$RESDIR/${NAME}.dat"

@@ -31,6 +31,15 @@
 #		so the kernel's readahead never starts: a different workload.
 #	calibrate "sequential"      <-> fio rw=read bs=256k, batched, depths <= 8
 #
+# Each fio sweep is measured the way the calibration measures a step: in
+# ROUNDS (3) rounds, depths ascending in one round and descending in the
+# next, fresh blocks (seed, iolog) every round, and the round with the
+# median IOPS kept for each (pattern, depth), so that both sides filter
+# the disk's slow moments alike: on this virtual disk a cold run, with any
+# tool (fio's psync, sync or io_uring engines, or a plain liburing loop),
+# now and then reads at twice the mean latency with the same median latency
+# -- a few long waits in the tail (doc/tuning.md).
+#
 # It prints the medians as a markdown table (written to --results too) and
 # plots the IOPS curves (--plot, PNG with gnuplot); every run's figures go
 # to the --results file's name with _raw.tsv instead of .md.
@@ -60,6 +69,7 @@ DIR=/var/tmp/bgwp_calfio
 SIZE_MB=1024
 MAX_DEPTH=64
 RUNS=5
+ROUNDS=3		# as the calibration's CAL_ROUNDS
 PORT=54329
 RESULTS=$ROOT/bench/results/calibrate_vs_fio.md
 PLOT=$ROOT/bench/results/calibrate_vs_fio.png
@@ -154,25 +164,29 @@ write_fio_file()
 	dd if=/dev/urandom of="$FILE" bs=1M count="$SIZE_MB" conv=fsync status=none
 }
 
-# fio_run LABEL DEPTH RUN OPTION...: one fio run from a cold cache, its JSON
-# output in RAW/fio_LABEL_DEPTH_RUN.json
+# fio_run LABEL DEPTH RUN ROUND OPTION...: one fio run from a cold cache,
+# its JSON output in RAW/fio_LABEL_DEPTH_RUN_ROUND.json
 fio_run()
 {
-	local label=$1 d=$2 r=$3
-	shift 3
+	local label=$1 d=$2 r=$3 round=$4
+	local out=$RAW/fio_${label}_${d}_${r}_${round}.json
+	shift 4
 	drop_os_cache
 	fio --name="$label" --ioengine=io_uring --direct=0 --iodepth="$d" \
-		--invalidate=1 --fadvise_hint=0 --runtime=2 --randseed="$((SEED + r))" "$@" \
-		--output-format=json > "$RAW/fio_${label}_${d}_${r}.json"
+		--invalidate=1 --fadvise_hint=0 --runtime=2 \
+		--randseed="$((SEED + r * ROUNDS + round))" "$@" \
+		--output-format=json > "$out"
 	python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["jobs"][0]["read"]; print("fio %s depth %s: %.0f IOPS" % (sys.argv[2], sys.argv[3], r["iops"]))' \
-		"$RAW/fio_${label}_${d}_${r}.json" "$label" "$d" >&2
+		"$out" "$label" "$d" >&2
 }
 
-# sorted_iolog RUN: an fio iolog (version 2) reading NREADS blocks of FILE
-# drawn with Knuth's Algorithm S (1 in 8, ascending), seeded with SEED + RUN
+# sorted_iolog RUN ROUND: an fio iolog (version 2) reading NREADS blocks of
+# FILE drawn with Knuth's Algorithm S (1 in 8, ascending), seeded afresh
+# for every run and round
 sorted_iolog()
 {
-	python3 - "$FILE" "$NBLOCKS" "$NREADS" "$((SEED + $1))" > "$RAW/sorted_$1.iolog" <<'PYEOF'
+	python3 - "$FILE" "$NBLOCKS" "$NREADS" "$((SEED + $1 * ROUNDS + $2))" \
+		> "$RAW/sorted_$1_$2.iolog" <<'PYEOF'
 import random, sys
 path, nblocks, n, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 rng = random.Random(seed)
@@ -190,27 +204,31 @@ PYEOF
 
 fio_sweep()
 {
-	local r=$1 depths=$DEPTHS seqdepths=$SEQ_DEPTHS d
+	local r=$1 depths seqdepths d round
 	local -a batched
-	if [ $((r % 2)) -eq 0 ]; then
-		depths=$(reverse $DEPTHS)
-		seqdepths=$(reverse $SEQ_DEPTHS)
-	fi
 	write_fio_file
-	sorted_iolog "$r"
-	for d in $depths; do
-		batched=(--nonvectored=1 --iodepth_batch_submit="$d" --iodepth_batch_complete_max="$d")
-		fio_run randread "$d" "$r" --filename="$FILE" --size="${SIZE_MB}m" \
-			--rw=randread --bs=8k --number_ios="$NREADS"
-		fio_run randread_batched "$d" "$r" --filename="$FILE" --size="${SIZE_MB}m" \
-			--rw=randread --bs=8k --number_ios="$NREADS" "${batched[@]}"
-		fio_run sorted_iolog "$d" "$r" --read_iolog="$RAW/sorted_$r.iolog" \
-			--replay_no_stall=1 "${batched[@]}"
-	done
-	for d in $seqdepths; do
-		batched=(--nonvectored=1 --iodepth_batch_submit="$d" --iodepth_batch_complete_max="$d")
-		fio_run seq "$d" "$r" --filename="$FILE" --size="${SIZE_MB}m" --rw=read \
-			--bs=256k --number_ios="$NSEQ" "${batched[@]}"
+	for ((round = 1; round <= ROUNDS; round++)); do
+		depths=$DEPTHS
+		seqdepths=$SEQ_DEPTHS
+		if [ $(((r + round) % 2)) -eq 1 ]; then
+			depths=$(reverse $DEPTHS)
+			seqdepths=$(reverse $SEQ_DEPTHS)
+		fi
+		sorted_iolog "$r" "$round"
+		for d in $depths; do
+			batched=(--nonvectored=1 --iodepth_batch_submit="$d" --iodepth_batch_complete_max="$d")
+			fio_run randread "$d" "$r" "$round" --filename="$FILE" --size="${SIZE_MB}m" \
+				--rw=randread --bs=8k --number_ios="$NREADS"
+			fio_run randread_batched "$d" "$r" "$round" --filename="$FILE" --size="${SIZE_MB}m" \
+				--rw=randread --bs=8k --number_ios="$NREADS" "${batched[@]}"
+			fio_run sorted_iolog "$d" "$r" "$round" --read_iolog="$RAW/sorted_${r}_${round}.iolog" \
+				--replay_no_stall=1 "${batched[@]}"
+		done
+		for d in $seqdepths; do
+			batched=(--nonvectored=1 --iodepth_batch_submit="$d" --iodepth_batch_complete_max="$d")
+			fio_run seq "$d" "$r" "$round" --filename="$FILE" --size="${SIZE_MB}m" --rw=read \
+				--bs=256k --number_ios="$NSEQ" "${batched[@]}"
+		done
 	done
 }
 
@@ -237,11 +255,11 @@ elapsed=$(( $(date +%s) - start ))
 # ---- the table and the plot ----
 mkdir -p "$(dirname "$RESULTS")" "$(dirname "$PLOT")"
 HEADER="$(date -u +%Y-%m-%d), $(uname -r), $(nproc) CPUs, $(findmnt -n -o FSTYPE,SOURCE -T "$DIR" | tr -s ' ' ' '), file ${SIZE_MB} MB, ${NREADS} random reads per step, $RUNS runs, ${elapsed} s in all."
-python3 - "$RAW" "$RUNS" "$HEADER" "$DIR/plot.dat" "$DEPTHS" "$SEQ_DEPTHS" "${RESULTS%.md}_raw.tsv" > "$RESULTS" <<'PYEOF'
+python3 - "$RAW" "$RUNS" "$HEADER" "$DIR/plot.dat" "$DEPTHS" "$SEQ_DEPTHS" "${RESULTS%.md}_raw.tsv" "$ROUNDS" > "$RESULTS" <<'PYEOF'
 import csv, json, statistics, sys
 
 raw, runs, header, plotdat = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-rawtsv = sys.argv[7]
+rawtsv, rounds_per_run = sys.argv[7], int(sys.argv[8])
 depths = [int(d) for d in sys.argv[5].split()]
 seqdepths = [int(d) for d in sys.argv[6].split()]
 
@@ -251,18 +269,22 @@ for r in range(1, runs + 1):
         if len(row) >= 6:
             cal.setdefault((row[0], int(row[1])), []).append(tuple(float(x) for x in row[2:6]) + (r,))
 
-fio = {}   # (label, depth) -> the same from fio
+fio = {}   # (label, depth) -> the same from fio: per run, its median round
 for label in ("randread", "randread_batched", "sorted_iolog", "seq"):
     for d in depths:
         for r in range(1, runs + 1):
-            try:
-                rd = json.load(open(f"{raw}/fio_{label}_{d}_{r}.json"))["jobs"][0]["read"]
-            except FileNotFoundError:
-                continue
-            pct = rd["clat_ns"].get("percentile", {})
-            fio.setdefault((label, d), []).append(
-                (rd["iops"], rd["bw_bytes"] / 1048576, rd["lat_ns"]["mean"] / 1000,
-                 pct.get("99.000000", 0) / 1000, r))
+            rounds = []
+            for rnd in range(1, rounds_per_run + 1):
+                try:
+                    rd = json.load(open(f"{raw}/fio_{label}_{d}_{r}_{rnd}.json"))["jobs"][0]["read"]
+                except FileNotFoundError:
+                    continue
+                pct = rd["clat_ns"].get("percentile", {})
+                rounds.append((rd["iops"], rd["bw_bytes"] / 1048576, rd["lat_ns"]["mean"] / 1000,
+                               pct.get("99.000000", 0) / 1000, r))
+            if rounds:
+                # the calibration's rule: the round with the median IOPS
+                fio.setdefault((label, d), []).append(sorted(rounds)[(len(rounds) - 1) // 2])
 
 def med(xs, i=0):
     return statistics.median(x[i] for x in xs) if xs else float("nan")
@@ -292,7 +314,7 @@ with open(rawtsv, "w") as out:
 
 print("bgw_prefetch_calibrate() against fio, run the same way (bench/calibrate_vs_fio.sh).")
 print(header)
-print("Medians over the runs (each calibration value is itself the median of its 3 rounds);")
+print(f"Medians over the runs (each value, calibration and fio alike, is itself the median of its run's {rounds_per_run} rounds);")
 print("ratio = calibration / fio (of the medians); paired = median over runs of calibration / fio of the same run,")
 print("which cancels drift between runs; the target is agreement within 20 % at depths 1-64.")
 print("fio batched = nonvectored=1, iodepth_batch_submit = iodepth_batch_complete_max = depth (the engine's way).")

@@ -47,7 +47,7 @@
 #		[--fractions "0.5 1 5 20"] [--av-fractions "1 5 20"]
 #		[--configs "off on on32 bound"] [--av-configs "off on bound"]
 #		[--workloads "manual autovacuum"] [--seed N] [--name NAME]
-#		[--so PATH] [--conf 'name = value' ...] [--keep]
+#		[--so PATH] [--conf 'name = value' ...] [--no-page-reporting] [--keep]
 #	--quick		manual 1 % and 5 %, autovacuum 5 %; off/on/bound; 3 reps
 #	--reps		repetitions of every configuration (default 3)
 #	--blocks	table size in 8 kB blocks (default 258621, ~2 GB)
@@ -55,6 +55,9 @@
 #	--so		bgw_prefetch.so to test (default: the installed one)
 #	--conf		an extra postgresql.conf line (repeatable), e.g. 'fsync = off'
 #			to take the WAL flushes out of the VACUUM's time
+#	--no-page-reporting  turn the guest's free page reporting off for the
+#			run, and back on at exit (bench/lib/cold_bench.sh; the
+#			ANALYZE benchmark's header says what it changed there)
 #	--keep		keep the data directory (and print where it is)
 
 set -euo pipefail
@@ -81,6 +84,7 @@ WORKLOADS="manual autovacuum"
 SEED=4242
 NAME=""
 KEEP=0
+NO_PAGE_REPORTING=0
 SO=""
 EXTRA_CONF=()
 ROWS_PER_PAGE=9			# fillfactor 90, 760-byte pad: see load_table
@@ -99,6 +103,7 @@ while [ $# -gt 0 ]; do
 		--seed) SEED=$2; shift 2 ;;
 		--name) NAME=$2; shift 2 ;;
 		--keep) KEEP=1; shift ;;
+		--no-page-reporting) NO_PAGE_REPORTING=1; shift ;;
 		--so) SO=$2; shift 2 ;;
 		--conf) EXTRA_CONF+=("$2"); shift 2 ;;
 		*) other_option "$1" ;;
@@ -118,6 +123,7 @@ command -v gnuplot >/dev/null || log "gnuplot not found (apt-get install -y gnup
 # ---------------------------------------------------------------- cluster
 
 cold_setup 55700
+[ "$NO_PAGE_REPORTING" -eq 0 ] || disable_page_reporting
 pin_extension
 init_cluster
 cat >>"$PGDATA/postgresql.conf" <<EOF
@@ -368,7 +374,7 @@ log "runs took $(( (T_END - T_START) / 60 )) min"
 # into ${NAME}_diag.csv
 make_report vacuum_report.py "$WORK/samples.csv" \
 	"seq,epoch,pid,phase,heap_blks_total,heap_blks_scanned,state,consumer_block,prefetch_block,distance,reads_in_flight,io_depth,planned_blocks,prefetched_blocks,wait_event" \
-	"machine=$(machine_meta "")" \
+	"machine=$(machine_meta ""); $(page_reporting_meta)" \
 	"conf=${EXTRA_CONF[*]:-}" \
 	"table=$BLOCKS blocks ($((BLOCKS * 8192 / 1048576)) MiB), $ROWS_PER_PAGE rows/page, fillfactor 90, no index" \
 	"extension=$EXT_META" \

@@ -9,6 +9,7 @@ Writes DIR/NAME.md, DIR/NAME.csv (medians per density and configuration),
 DIR/NAME.dat and DIR/NAME.gp (run gnuplot on it in DIR to get NAME.png).
 """
 import os
+import re
 import statistics
 import sys
 from collections import defaultdict
@@ -27,6 +28,23 @@ CONFIG_LABEL = {
     "on0": "(d) on, mic 0",
     "bound": "(e) cached bound",
 }
+STYLES = {"off": "lc rgb '#444444' pt 7", "on": "lc rgb '#d62728' pt 5",
+          "off0": "lc rgb '#7f7f7f' dt 2 pt 6", "on0": "lc rgb '#ff7f0e' dt 2 pt 4",
+          "bound": "lc rgb '#2ca02c' pt 9"}
+STREAM_DEPTH_STYLES = ["lc rgb '#8c564b' dt 4 pt 10", "lc rgb '#e377c2' dt 4 pt 12",
+                       "lc rgb '#17becf' dt 4 pt 14", "lc rgb '#bcbd22' dt 4 pt 3"]
+
+
+def add_stream_depth_configs(present):
+    """ondN configurations (stream depth N, mic 10): ordered by N, before the bound"""
+    extra = sorted((c for c in present if re.fullmatch(r"ond[1-9][0-9]*", c)), key=lambda c: int(c[3:]))
+    for i, c in enumerate(extra):
+        if c not in CONFIG_ORDER:
+            CONFIG_ORDER.insert(CONFIG_ORDER.index("bound"), c)
+            CONFIG_LABEL[c] = "(b2) on, mic 10, stream depth %s" % c[3:]
+            STYLES[c] = STREAM_DEPTH_STYLES[i % len(STREAM_DEPTH_STYLES)]
+
+
 TARGET_BOUND = 1.25     # dense samples: on <= 1.25 x bound
 TARGET_OFF = 1.03       # every density: on <= 1.03 x off
 DENSE = (100.0, 50.0)
@@ -94,6 +112,7 @@ def main():
     for r in runs:
         groups[(r["density"], r["config"])].append(r)
     densities = sorted({r["density"] for r in runs}, key=lambda x: -float(x))
+    add_stream_depth_configs({c for (_, c) in groups})
     cfgs = [c for c in CONFIG_ORDER if any(groups.get((d, c)) for d in densities)]
 
     M = {}      # (density, cfg) -> median seconds
@@ -125,6 +144,9 @@ def main():
         extra.append(("off0", "off"))
     if "on0" in cfgs and "off" in cfgs:
         extra.append(("on0", "off"))
+    for c in cfgs:
+        if c.startswith("ond") and "bound" in cfgs:
+            extra.append((c, "bound"))
     hdr += ["%s / %s" % (a, b) for a, b in extra]
     hdr += ["on / off, same round (median)"] if ("on", "off") in extra else []
     hdr += ["cold cat s"]
@@ -213,7 +235,7 @@ def main():
                 fmt(med([num(r["cpu_s"]) for r in g]), 2),
                 "–" if iow is None else "%.0f %%" % (100 * iow)))
         md.append("")
-        onruns = [r for c in ("on", "on0") for r in groups.get((d, c), [])]
+        onruns = [r for c in cfgs if c.startswith("on") for r in groups.get((d, c), [])]
         if onruns:
             md.append("Extension-on runs (pg_stat_prefetch and the LOG line; sampler every 20 ms):")
             md.append("")
@@ -243,19 +265,16 @@ def main():
                  " ".join(c + "/bound" for c in CONFIG_ORDER) + "\n")
         for row in sorted(dat, key=lambda r: float(r[0])):
             fh.write(" ".join("NaN" if x is None else str(x) for x in row) + "\n")
-    styles = {"off": "lc rgb '#444444' pt 7", "on": "lc rgb '#d62728' pt 5",
-              "off0": "lc rgb '#7f7f7f' dt 2 pt 6", "on0": "lc rgb '#ff7f0e' dt 2 pt 4",
-              "bound": "lc rgb '#2ca02c' pt 9"}
     plots = []
     plots2 = []
     for i, c in enumerate(CONFIG_ORDER):
         if c not in cfgs:
             continue
         plots.append("'%s.dat' using 1:%d with linespoints lw 2 %s title '%s'"
-                     % (args.name, i + 2, styles[c], CONFIG_LABEL[c]))
+                     % (args.name, i + 2, STYLES[c], CONFIG_LABEL[c]))
         if c != "bound":
             plots2.append("'%s.dat' using 1:%d with linespoints lw 2 %s title '%s'"
-                          % (args.name, i + 2 + len(CONFIG_ORDER), styles[c], CONFIG_LABEL[c]))
+                          % (args.name, i + 2 + len(CONFIG_ORDER), STYLES[c], CONFIG_LABEL[c]))
     gp = """set terminal pngcairo size 1200,560 font ',10'
 set output '{name}.png'
 set multiplot layout 1,2 title "Cold-cache ANALYZE (30,000 sampled blocks) vs sample density — medians"
