@@ -65,7 +65,7 @@
 # Free page reporting.  A virtual machine with virtio-balloon free page
 # reporting gives the memory the drop frees back to its host, and every
 # page the next run puts in the page cache then costs a fault in the host
-# (bench/lib/cold_bench.sh).  Measured 2026-12-04 (doc/benchmarks.md, "Run
+# (bench/lib/common.sh).  Measured 2026-12-04 (doc/benchmarks.md, "Run
 # order"): with it on, 4 of 8 and then 4 of 5 cold 50 % ANALYZEs with the
 # stream took 0.49-0.93 s, the copies out of the page cache running at
 # ~0.5 GB/s; with it off (--no-page-reporting), 1 of 8 (the first of the

@@ -48,7 +48,8 @@
 # fio, gnuplot, python3, and bgw_prefetch installed (make install).
 #
 # Usage: bench/calibrate_vs_fio.sh [--dir DIR] [--size-mb N] [--max-depth N]
-#			[--runs N] [--port N] [--results FILE] [--plot FILE] [--keep]
+#			[--runs N] [--port N] [--results FILE] [--plot FILE]
+#			[--no-page-reporting] [--keep]
 #	--dir		server and fio file go here (default /var/tmp/bgwp_calfio)
 #	--size-mb	scratch/fio file size (default 1024, the calibration's)
 #	--max-depth	deepest depth (default 64)
@@ -56,6 +57,8 @@
 #	--port		port of the throwaway server (default 54329)
 #	--results	table output (default bench/results/calibrate_vs_fio.md)
 #	--plot		PNG output (default bench/results/calibrate_vs_fio.png)
+#	--no-page-reporting  turn the guest's free page reporting off for the
+#			run, and back on at exit (bench/lib/common.sh, doc/tuning.md)
 #	--keep		keep DIR (server stopped, raw outputs, fio file)
 
 set -euo pipefail
@@ -74,6 +77,7 @@ PORT=54329
 RESULTS=$ROOT/bench/results/calibrate_vs_fio.md
 PLOT=$ROOT/bench/results/calibrate_vs_fio.png
 KEEP=0
+NO_PAGE_REPORTING=0
 PGUSER_OS=postgres
 
 while [ $# -gt 0 ]; do
@@ -86,6 +90,7 @@ while [ $# -gt 0 ]; do
 		--results) RESULTS=$2; shift 2 ;;
 		--plot) PLOT=$2; shift 2 ;;
 		--keep) KEEP=1; shift ;;
+		--no-page-reporting) NO_PAGE_REPORTING=1; shift ;;
 		*) other_option "$1" ;;
 	esac
 done
@@ -112,8 +117,10 @@ cleanup()
 	else
 		echo "kept $DIR" >&2
 	fi
+	restore_page_reporting
 }
 trap cleanup EXIT
+[ "$NO_PAGE_REPORTING" -eq 0 ] || disable_page_reporting
 
 # Depths as the calibration makes them: powers of two below max, then max.
 DEPTHS=""
@@ -254,7 +261,7 @@ elapsed=$(( $(date +%s) - start ))
 
 # ---- the table and the plot ----
 mkdir -p "$(dirname "$RESULTS")" "$(dirname "$PLOT")"
-HEADER="$(date -u +%Y-%m-%d), $(uname -r), $(nproc) CPUs, $(findmnt -n -o FSTYPE,SOURCE -T "$DIR" | tr -s ' ' ' '), file ${SIZE_MB} MB, ${NREADS} random reads per step, $RUNS runs, ${elapsed} s in all."
+HEADER="$(date -u +%Y-%m-%d), $(uname -r), $(nproc) CPUs, $(page_reporting_meta), $(findmnt -n -o FSTYPE,SOURCE -T "$DIR" | tr -s ' ' ' '), file ${SIZE_MB} MB, ${NREADS} random reads per step, $RUNS runs, ${elapsed} s in all."
 python3 - "$RAW" "$RUNS" "$HEADER" "$DIR/plot.dat" "$DEPTHS" "$SEQ_DEPTHS" "${RESULTS%.md}_raw.tsv" "$ROUNDS" > "$RESULTS" <<'PYEOF'
 import csv, json, statistics, sys
 

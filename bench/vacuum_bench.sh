@@ -56,7 +56,7 @@
 #	--conf		an extra postgresql.conf line (repeatable), e.g. 'fsync = off'
 #			to take the WAL flushes out of the VACUUM's time
 #	--no-page-reporting  turn the guest's free page reporting off for the
-#			run, and back on at exit (bench/lib/cold_bench.sh; the
+#			run, and back on at exit (bench/lib/common.sh; the
 #			ANALYZE benchmark's header says what it changed there)
 #	--keep		keep the data directory (and print where it is)
 

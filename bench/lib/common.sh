@@ -48,3 +48,40 @@ drop_os_cache()
 	sync
 	echo 3 >/proc/sys/vm/drop_caches
 }
+
+# Free page reporting (virtio-balloon): the guest hands the memory it frees
+# to the host, which drops it, and touching such a page again later costs a
+# fault in the host.  A cold-cache run frees its page cache with the drop
+# and then refills it, so with reporting on it pays those faults inside the
+# timed part -- a server whose page cache stays allocated does not.
+# disable_page_reporting turns it off for the benchmark (page_reporting_order
+# above the largest page order); the benchmark's EXIT trap must call
+# restore_page_reporting, which puts the old value back.
+PAGE_REPORTING_KNOB=/sys/module/page_reporting/parameters/page_reporting_order
+PAGE_REPORTING_RESTORE=""
+disable_page_reporting()
+{
+	[ -w "$PAGE_REPORTING_KNOB" ] || die "no $PAGE_REPORTING_KNOB here: this kernel does not report free pages"
+	PAGE_REPORTING_RESTORE=$(cat "$PAGE_REPORTING_KNOB")
+	echo 11 > "$PAGE_REPORTING_KNOB"
+	log "free page reporting off for this run (page_reporting_order $PAGE_REPORTING_RESTORE -> 11)"
+}
+restore_page_reporting()
+{
+	if [ -n "$PAGE_REPORTING_RESTORE" ]; then
+		echo "$PAGE_REPORTING_RESTORE" > "$PAGE_REPORTING_KNOB" &&
+			log "free page reporting back on (page_reporting_order $PAGE_REPORTING_RESTORE)"
+		PAGE_REPORTING_RESTORE=""
+	fi
+}
+# page_reporting_meta: how free page reporting stood, for the result header
+page_reporting_meta()
+{
+	if [ -n "$PAGE_REPORTING_RESTORE" ]; then
+		echo "free page reporting: off for the run (page_reporting_order 11, was $PAGE_REPORTING_RESTORE)"
+	elif [ -r "$PAGE_REPORTING_KNOB" ]; then
+		echo "free page reporting: on (page_reporting_order $(cat "$PAGE_REPORTING_KNOB"))"
+	else
+		echo "free page reporting: not in this kernel"
+	fi
+}
