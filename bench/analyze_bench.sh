@@ -18,7 +18,7 @@
 #		columns lowered to 10: 3,000 sampled blocks
 # Configurations, alternated inside every round, in the given order in the
 # first round and shuffled in every later one (what a run leaves behind
-# affects the next one, see "Caches below the guest"; runs.csv records the
+# affects the next one, see "Free page reporting"; runs.csv records the
 # configuration run before each run):
 #	off	bgw_prefetch.enabled = off, maintenance_io_concurrency = 10
 #		(core defaults: ANALYZE's own posix_fadvise prefetch, depth 10)
@@ -51,17 +51,6 @@
 # other bgw_prefetch settings at their defaults (io_uring, naptime 200ms:
 # a manual ANALYZE wakes the monitor through the utility hook).
 #
-# Caches below the guest.  On a virtual machine (and behind a RAID or SAN
-# cache) what the previous run read can still be cached below the guest:
-# measured 2026-12-04, whichever configuration ran right after "off" (which
-# reads only the sampled half of a 50 % table, in 8 kB requests) took 0.74-
-# 1.20 s where the same configuration one slot later took 0.30-0.49 s.
-# --host-warm gives every run the same state below the guest: the table
-# read once with O_DIRECT just before (its time is the "direct read" figure
-# of the log) -- and yet the slot after "off" stayed slow with it, so the
-# state that matters is not (only) there.  Shuffling the order is the
-# remedy; prev_config in runs.csv shows the effect.
-#
 # Free page reporting.  A virtual machine with virtio-balloon free page
 # reporting gives the memory the drop frees back to its host, and every
 # page the next run puts in the page cache then costs a fault in the host
@@ -69,7 +58,10 @@
 # order"): with it on, 4 of 8 and then 4 of 5 cold 50 % ANALYZEs with the
 # stream took 0.49-0.93 s, the copies out of the page cache running at
 # ~0.5 GB/s; with it off (--no-page-reporting), 1 of 8 (the first of the
-# bench) and 0 of 5, 0.31-0.39 s.
+# bench) and 0 of 5, 0.31-0.39 s.  With it on, what a run leaves behind
+# also changes the next one: whichever configuration ran right after "off"
+# took 0.74-1.20 s where the same configuration one slot later took
+# 0.30-0.49 s -- hence the shuffled order.
 #
 # Needs root (drop_caches; the server runs as the postgres user).
 # Results (NAME = analyze, or analyze_quick with --quick) in bench/results:
@@ -79,7 +71,7 @@
 # Usage: sudo bash bench/analyze_bench.sh [--quick] [--reps N]
 #		[--densities "100 50 25 10 3"] [--configs "off on off0 on0 bound"]
 #		[--small3 | --big3] [--name NAME] [--outdir DIR] [--so PATH]
-#		[--no-wait] [--no-drop] [--host-warm] [--no-page-reporting] [--keep]
+#		[--no-wait] [--no-drop] [--no-page-reporting] [--keep]
 #	--quick		3 reps instead of 5, and 3 % by --small3 (no 8 GB table)
 #	--reps		repetitions of every configuration (default 5)
 #	--small3	3 % = 3,000 of 100,000 blocks (statistics target 10)
@@ -89,10 +81,6 @@
 #	--no-wait	do not wait for other benchmarks (still recorded)
 #	--no-drop	plumbing test only: no drop_caches (warm, meaningless
 #			times) and no waiting; use with --outdir elsewhere
-#	--host-warm	before every run, after the drop, read the table's files
-#			once with O_DIRECT (not into this machine's page cache):
-#			every run then finds the data equally warm in any cache
-#			below the guest (see below)
 #	--no-page-reporting  turn the guest's free page reporting off for the
 #			run, and back on at exit (see "Free page reporting" below)
 #	--keep		keep the data directory (and print where it is)
@@ -117,7 +105,6 @@ CONFIGS="off on off0 on0 bound"
 SMALL3=""
 NAME=""
 KEEP=0
-HOST_WARM=0
 NO_PAGE_REPORTING=0
 SO=""
 NOWAIT=0
@@ -141,7 +128,6 @@ while [ $# -gt 0 ]; do
 		--no-wait) NOWAIT=1; shift ;;
 		--no-drop) NODROP=1; NOWAIT=1; shift ;;
 		--keep) KEEP=1; shift ;;
-		--host-warm) HOST_WARM=1; shift ;;
 		--no-page-reporting) NO_PAGE_REPORTING=1; shift ;;
 		*) other_option "$1" ;;
 	esac
@@ -303,16 +289,9 @@ wait_idle()
 # stop, drop the OS cache, (bound: read the table), start
 cold_start()
 {
-	local cfg=$1 d=$2 t0 i f
+	local cfg=$1 d=$2 t0 i
 	q "$(config_sql "$cfg")" >/dev/null
 	cold_stop
-	if [ "$HOST_WARM" -eq 1 ]; then
-		t0=$(date +%s.%N)
-		for f in $(relfiles "${RELPATHS[$d]}"); do
-			dd if="$f" iflag=direct bs=1M of=/dev/null status=none
-		done
-		log "  direct read of $(tname "$d"): $(echo "$t0 $(date +%s.%N)" | awk '{printf "%.3f", $2 - $1}') s"
-	fi
 	CAT_S=""
 	if [ "$cfg" = bound ]; then
 		t0=$(date +%s.%N)
@@ -409,15 +388,15 @@ run_one()
 
 # CONFIGS for round $1: round 1 in the given order, every later round in
 # an order shuffled with the round number as seed (reproducible): what a run
-# leaves behind changes the next one ("Caches below the guest"), so no
+# leaves behind changes the next one ("Free page reporting"), so no
 # configuration may always follow the same one.
 round_configs()
 {
-	if [ "$1" -eq 1 ]; then
-		printf '%s\n' $CONFIGS
-	else
-		printf '%s\n' $CONFIGS | shuf --random-source=<(yes "$1")
-	fi
+	python3 -c 'import random, sys
+c = sys.argv[2:]
+if sys.argv[1] != "1":
+    random.Random(int(sys.argv[1])).shuffle(c)
+print("\n".join(c))' "$1" $CONFIGS
 }
 
 T_START=$(date +%s)
@@ -438,7 +417,7 @@ SMALL3_TXT="30,000 of 1,000,000 blocks (8 GB), statistics target 100"
 make_report analyze_report.py "$RESDIR/${NAME}_samples.csv" \
 	"seq,t0,epoch,pid,phase,sample_blks_total,sample_blks_scanned,state,consumer_block,prefetch_block,distance,reads_in_flight,io_depth,planned_blocks,prefetched_blocks,wait_event" \
 	"machine=$(machine_meta "disk $DISK (read_ahead_kb $(cat "/sys/block/$DISK/queue/read_ahead_kb" 2>/dev/null || echo ?)), "); $(page_reporting_meta)" \
-	"tables=int + 760-byte text, 10 rows per 8 kB page, COPY FREEZE (no hint-bit writes), no index; 3 % density: $SMALL3_TXT$([ "$HOST_WARM" -eq 1 ] && echo "; --host-warm: before every run the table's files were read once with O_DIRECT")" \
+	"tables=int + 760-byte text, 10 rows per 8 kB page, COPY FREEZE (no hint-bit writes), no index; 3 % density: $SMALL3_TXT" \
 	"extension=$EXT_META; io_method in force: ${IOMETHOD:-?}" \
 	"reps=$REPS; load $((LOAD_S / 60)) min, timed runs $(( (T_END - T_START) / 60 )) min, of which $((WAITED / 60)) min waiting for other benchmarks$([ "$GAVE_UP" -eq 1 ] && echo ' (gave up waiting after 60 min: later runs overlapped other benchmarks)')"
 finish_report "$RESDIR/${NAME}.dat"

@@ -58,13 +58,14 @@ drop_os_cache()
 # above the largest page order); the benchmark's EXIT trap must call
 # restore_page_reporting, which puts the old value back.
 PAGE_REPORTING_KNOB=/sys/module/page_reporting/parameters/page_reporting_order
+PAGE_REPORTING_OFF=11			# above MAX_PAGE_ORDER (10): nothing reported
 PAGE_REPORTING_RESTORE=""
 disable_page_reporting()
 {
 	[ -w "$PAGE_REPORTING_KNOB" ] || die "no $PAGE_REPORTING_KNOB here: this kernel does not report free pages"
 	PAGE_REPORTING_RESTORE=$(cat "$PAGE_REPORTING_KNOB")
-	echo 11 > "$PAGE_REPORTING_KNOB"
-	log "free page reporting off for this run (page_reporting_order $PAGE_REPORTING_RESTORE -> 11)"
+	echo "$PAGE_REPORTING_OFF" > "$PAGE_REPORTING_KNOB"
+	log "free page reporting off for this run (page_reporting_order $PAGE_REPORTING_RESTORE -> $PAGE_REPORTING_OFF)"
 }
 restore_page_reporting()
 {
@@ -78,7 +79,7 @@ restore_page_reporting()
 page_reporting_meta()
 {
 	if [ -n "$PAGE_REPORTING_RESTORE" ]; then
-		echo "free page reporting: off for the run (page_reporting_order 11, was $PAGE_REPORTING_RESTORE)"
+		echo "free page reporting: off for the run (page_reporting_order $PAGE_REPORTING_OFF, was $PAGE_REPORTING_RESTORE)"
 	elif [ -r "$PAGE_REPORTING_KNOB" ]; then
 		echo "free page reporting: on (page_reporting_order $(cat "$PAGE_REPORTING_KNOB"))"
 	else
