@@ -16,6 +16,16 @@
 #	on32	as on, with bgw_prefetch.tablespace_io_depth = 'pg_default=32'
 #	onfa	as on, with bgw_prefetch.io_method = fadvise (posix_fadvise
 #		WILLNEED instead of io_uring reads)
+#	oracle	enabled = off; as the VACUUM statement starts, a separate
+#		program (bench/lib/read_plan.c: one io_uring loop, 32 reads in
+#		flight) reads exactly the planned blocks, coalesced into reads
+#		of up to 32 blocks as the prefetcher does: an ideal
+#		prefetcher that knows the plan beforehand, joins at once and
+#		keeps 32 reads in flight.  It has to read while the VACUUM runs,
+#		as any prefetcher does; its time against the bound is what the
+#		storage leaves to take (manual VACUUMs only)
+#	oracle1, oracle4  the same with 1 or 4 reads in flight (fewer bytes
+#		in flight slow the VACUUM's WAL flushes less, and read slower)
 #	bound	enabled = off, and exactly the heap blocks the VACUUM reads are
 #		already in the OS cache, pinned there with mlock (the best a
 #		prefetcher could do)
@@ -46,6 +56,8 @@
 # Usage: sudo bash bench/vacuum_bench.sh [--quick] [--reps N] [--blocks N]
 #		[--fractions "0.5 1 5 20"] [--av-fractions "1 5 20"]
 #		[--configs "off on on32 bound"] [--av-configs "off on bound"]
+#			(configurations: off on on32 onfa oracle1 oracle4 oracle
+#			bound; the oracles only in --configs)
 #		[--workloads "manual autovacuum"] [--seed N] [--name NAME]
 #		[--so PATH] [--conf 'name = value' ...] [--no-page-reporting] [--keep]
 #	--quick		manual 1 % and 5 %, autovacuum 5 %; off/on/bound; 3 reps
@@ -110,7 +122,10 @@ while [ $# -gt 0 ]; do
 	esac
 done
 for c in $CONFIGS $AV_CONFIGS; do
-	case "$c" in off|on|on32|onfa|bound) ;; *) bad_usage "unknown configuration $c" ;; esac
+	case "$c" in off|on|on32|onfa|oracle1|oracle4|oracle|bound) ;; *) bad_usage "unknown configuration $c" ;; esac
+done
+for c in $AV_CONFIGS; do
+	[[ "$c" != oracle* ]] || bad_usage "$c starts with a manual VACUUM statement: not an --av-configs configuration"
 done
 [ -n "$NAME" ] || { [ "$QUICK" -eq 1 ] && NAME=vacuum_quick || NAME=vacuum; }
 
@@ -123,6 +138,10 @@ command -v gnuplot >/dev/null || log "gnuplot not found (apt-get install -y gnup
 # ---------------------------------------------------------------- cluster
 
 cold_setup 55700
+if [[ " $CONFIGS " == *" oracle"* ]]; then
+	cc -O2 -std=gnu99 -Wall -Wextra -Werror -o "$WORK/read_plan" "$LIB/read_plan.c" -luring ||
+		die "cannot build bench/lib/read_plan.c (liburing-dev: bash scripts/install-deps.sh)"
+fi
 [ "$NO_PAGE_REPORTING" -eq 0 ] || disable_page_reporting
 pin_extension
 init_cluster
@@ -190,7 +209,7 @@ done
 config_sql()
 {
 	case "$1" in
-		off|bound) echo "ALTER SYSTEM SET bgw_prefetch.enabled = off; ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = ''; ALTER SYSTEM SET bgw_prefetch.io_method = io_uring;" ;;
+		off|oracle*|bound) echo "ALTER SYSTEM SET bgw_prefetch.enabled = off; ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = ''; ALTER SYSTEM SET bgw_prefetch.io_method = io_uring;" ;;
 		on) echo "ALTER SYSTEM SET bgw_prefetch.enabled = on; ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = ''; ALTER SYSTEM SET bgw_prefetch.io_method = io_uring;" ;;
 		on32) echo "ALTER SYSTEM SET bgw_prefetch.enabled = on; ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = 'pg_default=32'; ALTER SYSTEM SET bgw_prefetch.io_method = io_uring;" ;;
 		onfa) echo "ALTER SYSTEM SET bgw_prefetch.enabled = on; ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = ''; ALTER SYSTEM SET bgw_prefetch.io_method = fadvise;" ;;
@@ -245,6 +264,42 @@ cold_start()
 	pg_start
 }
 
+# The oracle: read_plan, ready to read the planned blocks ($2 reads in
+# flight, runs of up to 32 blocks) and waiting on a FIFO; GO_ORACLE is the psql
+# meta-command that starts it, for the line between the client's T0 and the
+# VACUUM statement.  finish_oracle waits for it and sets PRELOAD to its
+# result line (its seconds: how long its reads took beside the VACUUM).
+start_oracle()
+{
+	local dir=$1 depth=$2
+	mkfifo "$dir/go"
+	chown "$PGUSER": "$dir/go"		# psql's \! runs as the server user
+	"$WORK/read_plan" "$RELPATH" "$dir/plan.txt" "$depth" 32 "$dir/go" >"$dir/oracle.txt" &
+	ORACLE_PID=$!
+	for _ in $(seq 600); do
+		grep -q '^ready' "$dir/oracle.txt" && break
+		kill -0 "$ORACLE_PID" 2>/dev/null || die "read_plan failed"
+		sleep 0.05
+	done
+	grep -q '^ready' "$dir/oracle.txt" || die "read_plan not ready in 30 s"
+	GO_ORACLE="\\! echo go > $dir/go"
+}
+finish_oracle()
+{
+	local dir=$1 pid=$ORACLE_PID
+	for _ in $(seq 600); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		kill "$pid"
+		die "the oracle (read_plan, pid $pid) was still running 60 s after the VACUUM"
+	fi
+	wait "$pid" || die "the oracle (read_plan) failed"
+	ORACLE_PID=""
+	PRELOAD=$(grep seconds= "$dir/oracle.txt")
+}
+
 # Sample pg_stat_progress_vacuum and pg_stat_prefetch_activity for vb every
 # 20 ms until a vacuum of vb has come and gone (or $2 seconds).
 vb_sampler() { start_sampler "$1" vb_sampler "$2" pg_stat_progress_vacuum heap_blks_total heap_blks_scanned vb; }
@@ -294,15 +349,22 @@ run_attempt()
 	load1=$(cut -d' ' -f1 /proc/loadavg)
 
 	if [ "$wl" = manual ]; then
+		GO_ORACLE=""
+		case "$cfg" in
+			oracle) start_oracle "$dir" 32 ;;
+			oracle*) start_oracle "$dir" "${cfg#oracle}" ;;
+		esac
 		vb_sampler "$dir" 600
 		c0=$(cpu_ticks); d0=$(disk_sectors)
 		psql_ -At >"$dir/vacuum.txt" 2>&1 <<EOF
 SELECT 'T0=' || extract(epoch FROM clock_timestamp());
+$GO_ORACLE
 VACUUM (VERBOSE) vb;
 SELECT 'T1=' || extract(epoch FROM clock_timestamp());
 EOF
 		c1=$(cpu_ticks); d1=$(disk_sectors)
 		stop_sampler
+		[[ "$cfg" != oracle* ]] || finish_oracle "$dir"
 		t0=$(sed -n 's/^T0=//p' "$dir/vacuum.txt")
 		t1=$(sed -n 's/^T1=//p' "$dir/vacuum.txt")
 		secs=$(python3 -c "print('%.3f' % ($t1 - $t0))")

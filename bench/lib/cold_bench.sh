@@ -75,13 +75,14 @@ server_running() { [ -f "$PGDATA/postmaster.pid" ] && as_pg "$PGBIN/pg_ctl" -D "
 pg_start() { as_pg "$PGBIN/pg_ctl" -D "$PGDATA" -l "$SERVERLOG" -w -t 600 start >/dev/null; }
 pg_stop() { as_pg "$PGBIN/pg_ctl" -D "$PGDATA" -w -t 600 -m fast stop >/dev/null; }
 
-# On exit: end the sampler and the bound's locker, stop the server, remove
+# On exit: end the sampler, the bound's locker and the VACUUM benchmark's
+# oracle (ORACLE_PID, which the sourcing script may set), stop the server, remove
 # WORK (unless --keep), put free page reporting back; keeps the exit status.
 cleanup()
 {
 	local rc=$? pid
 	set +e
-	for pid in "$SAMPLER_PID" "$LOCKER_PID"; do
+	for pid in "$SAMPLER_PID" "$LOCKER_PID" "${ORACLE_PID:-}"; do
 		if [ -n "$pid" ]; then
 			kill "$pid" 2>/dev/null
 			wait "$pid" 2>/dev/null

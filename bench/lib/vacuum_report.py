@@ -21,13 +21,22 @@ from report_common import (fint, fmt, load_runs, load_samples, md_head,  # noqa:
                            med, num, parse_args, table_head, valid_runs,
                            write_outputs, write_text)
 
-CONFIG_ORDER = ["off", "on", "on32", "onfa", "bound"]
+CONFIG_ORDER = ["off", "on", "on32", "onfa", "oracle1", "oracle4", "oracle", "bound"]
 PREFETCH_CONFIGS = ("on", "on32", "onfa")
+# configurations compared with off and the bound: the prefetcher's, and the
+# oracles (a separate program reading exactly the planned blocks, 1, 4 or 32
+# reads in flight, from the moment the VACUUM starts), which the targets do
+# not judge
+ORACLE_CONFIGS = ("oracle1", "oracle4", "oracle")
+COMPARED_CONFIGS = PREFETCH_CONFIGS + ORACLE_CONFIGS
 CONFIG_LABEL = {
     "off": "off",
     "on": "on (depth 10)",
     "on32": "on (depth 32)",
     "onfa": "on (fadvise, depth 10)",
+    "oracle1": "oracle (depth 1)",
+    "oracle4": "oracle (depth 4)",
+    "oracle": "oracle (depth 32)",
     "bound": "bound",
 }
 TARGET_BOUND = 1.15
@@ -106,7 +115,7 @@ def main():
         md.append("")
         hdr = ["dirty pages", "scanned pages (= planned)"]
         hdr += ["%s s" % CONFIG_LABEL[c] for c in cfgs]
-        for c in PREFETCH_CONFIGS:
+        for c in COMPARED_CONFIGS:
             if c in cfgs:
                 if "off" in cfgs:
                     hdr.append("%s / off" % CONFIG_LABEL[c])
@@ -134,7 +143,7 @@ def main():
                 hi = max((num(r["seconds"]) for r in rs), default=None)
                 row.append("%s (%s–%s, n=%d)" % (fmt(m), fmt(lo, 2), fmt(hi, 2), len(rs))
                            if rs else "–")
-            for c in PREFETCH_CONFIGS:
+            for c in COMPARED_CONFIGS:
                 if c not in cfgs:
                     continue
                 for base, lim in (("off", TARGET_OFF), ("bound", TARGET_BOUND)):
@@ -144,7 +153,8 @@ def main():
                         ratio = medians[c] / medians[base]
                         met = ratio <= lim
                         row.append("%.2f %s" % (ratio, "✓" if met else "✗"))
-                        verdicts.append((wl, f, c, base, ratio, lim, met))
+                        if c in PREFETCH_CONFIGS:
+                            verdicts.append((wl, f, c, base, ratio, lim, met))
                     else:
                         row.append("–")
             md.append("| " + " | ".join(row) + " |")
@@ -181,8 +191,10 @@ def main():
             bound = med([num(r["seconds"]) for r in groups.get((wl, f, "bound"), [])])
             if floor is None or not bound:
                 continue
-            best = min((med([num(r["seconds"]) for r in groups[(wl, f, c)]]), c)
-                       for c in PREFETCH_CONFIGS if groups.get((wl, f, c)))
+            best = min(((med([num(r["seconds"]) for r in groups[(wl, f, c)]]), c)
+                        for c in PREFETCH_CONFIGS if groups.get((wl, f, c))), default=None)
+            if best is None:
+                continue
             reachable = max(bound, floor)
             frows.append("| %s %% | %s | %s | %.2f %s | %s (%s) | %.2f |" % (
                 f, fmt(floor), fmt(bound), floor / bound,
@@ -202,13 +214,36 @@ def main():
             md.extend(frows)
             md.append("")
 
+        # the oracle's own reads: how long they took beside the VACUUM
+        orows = []
+        for f in fracs:
+            for c in ORACLE_CONFIGS:
+                rs = groups.get((wl, f, c), [])
+                reads = med([num(r["preload_seconds"]) for r in rs if num(r["preload_seconds"]) is not None])
+                if reads is None:
+                    continue
+                orows.append("| %s %% | %s | %s | %s | %s |" % (
+                    f, CONFIG_LABEL[c], fmt(reads), fmt(med([num(r["seconds"]) for r in rs])),
+                    fmt(med([num(r["preload_seconds"]) for r in groups.get((wl, f, "bound"), [])
+                             if num(r["preload_seconds"]) is not None]))))
+        if orows:
+            md.append("The oracles: how long their reads of the planned blocks "
+                      "(bench/lib/read_plan.c, started with the VACUUM statement) took beside "
+                      "the VACUUM, against the floor (the bound's pre-read: the same reads by 32 "
+                      "threads with nothing else running):")
+            md.append("")
+            md.append("| dirty | config | reads s | VACUUM s | floor s |")
+            md.append("|---|---|---|---|---|")
+            md.extend(orows)
+            md.append("")
+
         # paired ratios: configurations are alternated inside each round, so
         # the ratio of two runs of the same round is less exposed to the
         # load of other tenants, which changes over minutes
         prow = []
         for f in fracs:
             cells = []
-            for c in PREFETCH_CONFIGS:
+            for c in COMPARED_CONFIGS:
                 if c not in cfgs:
                     continue
                 for base in ("off", "bound"):
@@ -222,7 +257,7 @@ def main():
                     else:
                         cells.append("–")
             prow.append("| %s %% | %s |" % (f, " | ".join(cells)))
-        phdr = ["%s / %s" % (CONFIG_LABEL[c], base) for c in PREFETCH_CONFIGS if c in cfgs
+        phdr = ["%s / %s" % (CONFIG_LABEL[c], base) for c in COMPARED_CONFIGS if c in cfgs
                 for base in ("off", "bound") if base in cfgs]
         if phdr:
             md.append("Ratios of the runs of the same round (median, min–max over the rounds):")
@@ -443,7 +478,9 @@ def main():
         plots = []
         for i, c in enumerate(CONFIG_ORDER):
             if any(groups.get((wl, f, c)) for f in {r["fraction"] for r in runs}):
-                color = {"off": "#9400d3", "on": "#009e73", "on32": "#56b4e9", "onfa": "#d55e00", "bound": "#e69f00"}[c]
+                color = {"off": "#9400d3", "on": "#009e73", "on32": "#56b4e9", "onfa": "#d55e00",
+                         "oracle1": "#999999", "oracle4": "#555555", "oracle": "#000000",
+                         "bound": "#e69f00"}[c]
                 plots.append("'%s_%s.dat' using 1:%d with linespoints lw 2 pt %d lc rgb '%s' title '%s'"
                              % (args.name, wl, i + 2, 5 + 2 * i, color, CONFIG_LABEL[c]))
         gp.append("plot " + ", \\\n     ".join(plots))
