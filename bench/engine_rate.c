@@ -29,6 +29,7 @@
  *-------------------------------------------------------------------------
  */
 #include "io_engine.h"
+#include "plain_uring.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -164,71 +165,30 @@ run_engine(int fd, const off_t *offsets, long n, int depth, bool use_poll)
 
 /*
  * The reference: the smallest liburing loop that keeps depth reads in
- * flight, one private buffer per read, one io_uring_submit_and_wait() per
- * round.
+ * flight (plain_uring.h), one 8 kB read per block.
  */
 static long
 run_plain(int fd, const off_t *offsets, long n, int depth)
 {
-	struct io_uring ring;
-	char	   *bufs;
-	int		   *free_bufs = malloc(depth * sizeof(int));
-	int			nfree = depth;
-	long		next = 0;
-	long		done = 0;
-	long		errors = 0;
-	int			rc;
+	PlainRead  *reads = malloc(n * sizeof(PlainRead));
+	PlainRing	ring;
+	long		errors;
 
-	if (free_bufs == NULL ||
-		posix_memalign((void **) &bufs, 4096, (size_t) depth * BLCKSZ) != 0)
+	if (reads == NULL)
 	{
 		fprintf(stderr, "engine_rate: out of memory\n");
 		exit(1);
 	}
-	rc = io_uring_queue_init(depth, &ring, 0);
-	if (rc < 0)
+	for (long i = 0; i < n; i++)
 	{
-		fprintf(stderr, "engine_rate: io_uring_queue_init: %s\n", strerror(-rc));
-		exit(1);
+		reads[i].fd = fd;
+		reads[i].offset = offsets[i];
+		reads[i].length = BLCKSZ;
 	}
-	memset(bufs, 0, (size_t) depth * BLCKSZ);
-	for (int i = 0; i < depth; i++)
-		free_bufs[i] = i;
-
-	while (done < n)
-	{
-		struct io_uring_cqe *cqe;
-		unsigned	head;
-		unsigned	seen = 0;
-
-		while (nfree > 0 && next < n)
-		{
-			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
-			int			b = free_bufs[--nfree];
-
-			io_uring_prep_read(sqe, fd, bufs + (size_t) b * BLCKSZ, BLCKSZ,
-							   offsets[next++]);
-			io_uring_sqe_set_data64(sqe, b);
-		}
-		rc = io_uring_submit_and_wait(&ring, 1);
-		if (rc < 0 && rc != -EINTR)
-		{
-			fprintf(stderr, "engine_rate: io_uring_submit_and_wait: %s\n", strerror(-rc));
-			exit(1);
-		}
-		io_uring_for_each_cqe(&ring, head, cqe)
-		{
-			if (cqe->res != BLCKSZ)
-				errors++;
-			free_bufs[nfree++] = (int) cqe->user_data;
-			seen++;
-		}
-		io_uring_cq_advance(&ring, seen);
-		done += seen;
-	}
-	io_uring_queue_exit(&ring);
-	free(bufs);
-	free(free_bufs);
+	plain_ring_init(&ring, depth, BLCKSZ);
+	errors = plain_ring_read_all(&ring, reads, n);
+	plain_ring_destroy(&ring);
+	free(reads);
 	return errors;
 }
 

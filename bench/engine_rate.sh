@@ -66,7 +66,7 @@ cleanup()
 }
 trap cleanup EXIT
 
-cc -O2 -std=gnu99 -Wall -Wextra -Werror -I"$ROOT/src" -o "$BUILD/engine_rate" \
+cc -O2 -std=gnu99 -Wall -Wextra -Werror -I"$ROOT/src" -I"$ROOT/bench/lib" -o "$BUILD/engine_rate" \
 	"$ROOT/bench/engine_rate.c" "$ROOT/src/io_engine.c" -luring
 
 # The file: random data (nothing compressible or deduplicable by the

@@ -11,9 +11,9 @@
  * time against the bound's (the same blocks already cached) says how much
  * of the gap the storage leaves to any prefetcher on this machine; its gap
  * to bgw_prefetch's time is what the prefetcher itself could still take.
- * It is written in C with one io_uring loop (engine_rate.c's "plain" loop,
- * with reads coalesced) so that it costs the VACUUM as little CPU as the
- * prefetcher does: on a 2-CPU machine a Python reader's threads are not
+ * It is written in C around plain_uring.h (engine_rate.c's reference loop,
+ * here with reads coalesced) so that it costs the VACUUM as little CPU as
+ * the prefetcher does: on a 2-CPU machine a Python reader's threads are not
  * free.
  *
  * Blocks (PLAN_FILE: one block number a line, ascending) live in 1 GB
@@ -31,9 +31,10 @@
  *
  *-------------------------------------------------------------------------
  */
+#include "plain_uring.h"
+
 #include <errno.h>
 #include <fcntl.h>
-#include <liburing.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,13 +45,6 @@
 #define RELSEG_SIZE	131072
 #define MAX_SEGMENTS 64
 
-typedef struct PlanRead
-{
-	int			segment;
-	off_t		offset;
-	size_t		length;
-} PlanRead;
-
 static void
 fail(const char *what, int err)
 {
@@ -58,30 +52,48 @@ fail(const char *what, int err)
 	exit(1);
 }
 
-/* Seconds since an arbitrary start (CLOCK_MONOTONIC). */
-static double
-now_sec(void)
+/* The descriptor of a segment of the relation, opened on first use. */
+static int
+segment_fd(const char *relpath, int segment)
 {
-	struct timespec ts;
+	static int	fds[MAX_SEGMENTS];
+	static int	nopened = 0;
+	char		path[4096];
+	int			rc;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	while (nopened <= segment)
+		fds[nopened++] = -1;
+	if (fds[segment] >= 0)
+		return fds[segment];
+	if (segment == 0)
+		snprintf(path, sizeof(path), "%s", relpath);
+	else
+		snprintf(path, sizeof(path), "%s.%d", relpath, segment);
+	fds[segment] = open(path, O_RDONLY);
+	if (fds[segment] < 0)
+		fail(path, errno);
+	rc = posix_fadvise(fds[segment], 0, 0, POSIX_FADV_RANDOM);
+	if (rc != 0)
+		fail("posix_fadvise", rc);
+	return fds[segment];
 }
 
 /*
  * The plan's blocks as reads: runs of adjacent blocks in one segment, at
- * most max_run blocks each.  Sets *nblocks.
+ * most max_run blocks each.  Sets *nreads and *nblocks.
  */
-static PlanRead *
-load_plan(const char *path, int max_run, long *nreads, long *nblocks)
+static PlainRead *
+load_plan(const char *relpath, const char *path, int max_run,
+		  long *nreads, long *nblocks)
 {
 	FILE	   *fh = fopen(path, "r");
-	PlanRead   *reads = NULL;
+	PlainRead  *reads = NULL;
 	long		cap = 0;
 	long		n = 0;
 	long		blocks = 0;
 	long		block;
 	long		prev = -2;
+	int			prev_segment = -1;
 
 	if (fh == NULL)
 		fail(path, errno);
@@ -95,7 +107,7 @@ load_plan(const char *path, int max_run, long *nreads, long *nblocks)
 			exit(1);
 		}
 		blocks++;
-		if (n > 0 && block == prev + 1 && reads[n - 1].segment == segment &&
+		if (n > 0 && block == prev + 1 && segment == prev_segment &&
 			reads[n - 1].length < (size_t) max_run * BLCKSZ)
 			reads[n - 1].length += BLCKSZ;
 		else
@@ -103,16 +115,17 @@ load_plan(const char *path, int max_run, long *nreads, long *nblocks)
 			if (n == cap)
 			{
 				cap = cap ? cap * 2 : 1024;
-				reads = realloc(reads, cap * sizeof(PlanRead));
+				reads = realloc(reads, cap * sizeof(PlainRead));
 				if (reads == NULL)
 					fail("realloc", ENOMEM);
 			}
-			reads[n].segment = segment;
+			reads[n].fd = segment_fd(relpath, segment);
 			reads[n].offset = (off_t) (block % RELSEG_SIZE) * BLCKSZ;
 			reads[n].length = BLCKSZ;
 			n++;
 		}
 		prev = block;
+		prev_segment = segment;
 	}
 	fclose(fh);
 	*nreads = n;
@@ -123,29 +136,22 @@ load_plan(const char *path, int max_run, long *nreads, long *nblocks)
 int
 main(int argc, char **argv)
 {
-	const char *relpath;
-	PlanRead   *reads;
+	PlainRead  *reads;
+	PlainRing	ring;
 	long		nreads;
 	long		nblocks;
+	long		errors;
+	long long	bytes = 0;
 	int			depth;
 	int			max_run;
-	int			fds[MAX_SEGMENTS];
-	struct io_uring ring;
-	char	   *bufs;
-	int		   *free_bufs;
-	int			nfree;
-	long		next = 0;
-	long		done = 0;
-	long long	bytes = 0;
-	double		t0;
-	int			rc;
+	struct timespec t0;
+	struct timespec t1;
 
 	if (argc < 5 || argc > 6)
 	{
 		fprintf(stderr, "usage: read_plan RELPATH PLAN_FILE DEPTH MAX_RUN [GO_FIFO]\n");
 		return 2;
 	}
-	relpath = argv[1];
 	depth = atoi(argv[3]);
 	max_run = atoi(argv[4]);
 	if (depth < 1 || depth > 4096 || max_run < 1 || max_run > 1024)
@@ -153,40 +159,10 @@ main(int argc, char **argv)
 		fprintf(stderr, "read_plan: DEPTH must be 1-4096 and MAX_RUN 1-1024\n");
 		return 2;
 	}
-	reads = load_plan(argv[2], max_run, &nreads, &nblocks);
-
-	for (int s = 0; s < MAX_SEGMENTS; s++)
-		fds[s] = -1;
+	reads = load_plan(argv[1], argv[2], max_run, &nreads, &nblocks);
 	for (long i = 0; i < nreads; i++)
-	{
-		int			s = reads[i].segment;
-		char		path[4096];
-
-		if (fds[s] >= 0)
-			continue;
-		if (s == 0)
-			snprintf(path, sizeof(path), "%s", relpath);
-		else
-			snprintf(path, sizeof(path), "%s.%d", relpath, s);
-		fds[s] = open(path, O_RDONLY);
-		if (fds[s] < 0)
-			fail(path, errno);
-		rc = posix_fadvise(fds[s], 0, 0, POSIX_FADV_RANDOM);
-		if (rc != 0)
-			fail("posix_fadvise", rc);
-	}
-
-	free_bufs = malloc(depth * sizeof(int));
-	if (free_bufs == NULL ||
-		posix_memalign((void **) &bufs, 4096, (size_t) depth * max_run * BLCKSZ) != 0)
-		fail("allocating buffers", ENOMEM);
-	memset(bufs, 0, (size_t) depth * max_run * BLCKSZ);
-	for (int i = 0; i < depth; i++)
-		free_bufs[i] = i;
-	nfree = depth;
-	rc = io_uring_queue_init(depth, &ring, 0);
-	if (rc < 0)
-		fail("io_uring_queue_init", -rc);
+		bytes += reads[i].length;
+	plain_ring_init(&ring, depth, (size_t) max_run * BLCKSZ);
 
 	if (argc == 6)
 	{
@@ -206,50 +182,19 @@ main(int argc, char **argv)
 		fclose(go);
 	}
 
-	t0 = now_sec();
-	while (done < nreads)
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	errors = plain_ring_read_all(&ring, reads, nreads);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (errors > 0)
 	{
-		struct io_uring_cqe *cqe;
-		unsigned	head;
-		unsigned	seen = 0;
-
-		while (nfree > 0 && next < nreads)
-		{
-			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
-			int			b = free_bufs[--nfree];
-			PlanRead   *r = &reads[next];
-
-			io_uring_prep_read(sqe, fds[r->segment],
-							   bufs + (size_t) b * max_run * BLCKSZ,
-							   r->length, r->offset);
-			/* the buffer in the low 32 bits, the read above */
-			io_uring_sqe_set_data64(sqe, ((uint64_t) next << 32) | (uint32_t) b);
-			next++;
-		}
-		rc = io_uring_submit_and_wait(&ring, 1);
-		if (rc < 0 && rc != -EINTR)
-			fail("io_uring_submit_and_wait", -rc);
-		io_uring_for_each_cqe(&ring, head, cqe)
-		{
-			long		i = (long) (cqe->user_data >> 32);
-
-			if (cqe->res < 0)
-				fail("read", -cqe->res);
-			if ((size_t) cqe->res != reads[i].length)
-			{
-				fprintf(stderr, "read_plan: short read in segment %d at offset %lld\n",
-						reads[i].segment, (long long) reads[i].offset);
-				return 1;
-			}
-			bytes += cqe->res;
-			free_bufs[nfree++] = (int) (cqe->user_data & 0xffffffff);
-			seen++;
-		}
-		io_uring_cq_advance(&ring, seen);
-		done += seen;
+		fprintf(stderr, "read_plan: %ld of %ld reads failed or came back short\n",
+				errors, nreads);
+		return 1;
 	}
 	printf("blocks=%ld reads=%ld bytes=%lld seconds=%.3f\n",
-		   nblocks, nreads, bytes, now_sec() - t0);
-	io_uring_queue_exit(&ring);
+		   nblocks, nreads, bytes,
+		   (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+	plain_ring_destroy(&ring);
+	free(reads);
 	return 0;
 }
