@@ -44,12 +44,20 @@
 # plots the IOPS curves (--plot, PNG with gnuplot); every run's figures go
 # to the --results file's name with _raw.tsv instead of .md.
 #
+# With --repeat N it measures fio alone instead: three of the steps above
+# (sequential at depth 1, sorted random at depth 2, unsorted random batched
+# at depth 8), each run N times back to back and interleaved, each from a
+# cold cache, on one file written once; it reports how far the same fio
+# run strays from its own median (bench/results/fio_repeatability.md by
+# default).  Agreement within 20 % between two tools means little where
+# one tool does not agree with itself within 20 %.
+#
 # Needs root (drop_caches, and runuser to start the server as postgres),
 # fio, gnuplot, python3, and bgw_prefetch installed (make install).
 #
 # Usage: bench/calibrate_vs_fio.sh [--dir DIR] [--size-mb N] [--max-depth N]
 #			[--runs N] [--port N] [--results FILE] [--plot FILE]
-#			[--no-page-reporting] [--keep]
+#			[--no-page-reporting] [--repeat N] [--keep]
 #	--dir		server and fio file go here (default /var/tmp/bgwp_calfio)
 #	--size-mb	scratch/fio file size (default 1024, the calibration's)
 #	--max-depth	deepest depth (default 64)
@@ -59,6 +67,7 @@
 #	--plot		PNG output (default bench/results/calibrate_vs_fio.png)
 #	--no-page-reporting  turn the guest's free page reporting off for the
 #			run, and back on at exit (bench/lib/common.sh, doc/tuning.md)
+#	--repeat	fio's repeatability instead: each of three steps N times
 #	--keep		keep DIR (server stopped, raw outputs, fio file)
 
 set -euo pipefail
@@ -74,7 +83,8 @@ MAX_DEPTH=64
 RUNS=5
 ROUNDS=3		# as the calibration's CAL_ROUNDS
 PORT=54329
-RESULTS=$ROOT/bench/results/calibrate_vs_fio.md
+RESULTS=""
+REPEAT=0
 PLOT=$ROOT/bench/results/calibrate_vs_fio.png
 KEEP=0
 NO_PAGE_REPORTING=0
@@ -91,9 +101,18 @@ while [ $# -gt 0 ]; do
 		--plot) PLOT=$2; shift 2 ;;
 		--keep) KEEP=1; shift ;;
 		--no-page-reporting) NO_PAGE_REPORTING=1; shift ;;
+		--repeat) REPEAT=$2; shift 2 ;;
 		*) other_option "$1" ;;
 	esac
 done
+[[ "$REPEAT" =~ ^[0-9]+$ ]] || bad_usage "--repeat needs a number of repetitions"
+if [ -z "$RESULTS" ]; then
+	if [ "$REPEAT" -gt 0 ]; then
+		RESULTS=$ROOT/bench/results/fio_repeatability.md
+	else
+		RESULTS=$ROOT/bench/results/calibrate_vs_fio.md
+	fi
+fi
 
 need_root "every fio run starts from a cold page cache"
 for tool in fio gnuplot python3; do
@@ -248,6 +267,60 @@ calibrate_run()
 		> "$RAW/cal_$1.csv" 2> "$RAW/cal_$1.log"
 	grep -E 'recommended|WARNING' "$RAW/cal_$1.log" >&2 || true
 }
+
+# fio_repeatability: each step REPEAT times, interleaved, one file; a table
+# of how the runs spread around their median
+fio_repeatability()
+{
+	local i start elapsed
+	local -a seq1 sorted2 rand8
+	write_fio_file
+	sorted_iolog 1 1
+	seq1=(--filename="$FILE" --size="${SIZE_MB}m" --rw=read --bs=256k --number_ios="$NSEQ"
+		--nonvectored=1 --iodepth_batch_submit=1 --iodepth_batch_complete_max=1)
+	sorted2=(--read_iolog="$RAW/sorted_1_1.iolog" --replay_no_stall=1
+		--nonvectored=1 --iodepth_batch_submit=2 --iodepth_batch_complete_max=2)
+	rand8=(--filename="$FILE" --size="${SIZE_MB}m" --rw=randread --bs=8k --number_ios="$NREADS"
+		--nonvectored=1 --iodepth_batch_submit=8 --iodepth_batch_complete_max=8)
+	start=$(date +%s)
+	for ((i = 1; i <= REPEAT; i++)); do
+		fio_run seq 1 "$i" 0 "${seq1[@]}"
+		fio_run sorted_iolog 2 "$i" 0 "${sorted2[@]}"
+		fio_run randread_batched 8 "$i" 0 "${rand8[@]}"
+	done
+	elapsed=$(( $(date +%s) - start ))
+	mkdir -p "$(dirname "$RESULTS")"
+	python3 - "$RAW" "$REPEAT" "$(date -u +%Y-%m-%d), $(uname -r), $(nproc) CPUs, $(page_reporting_meta), $(findmnt -n -o FSTYPE,SOURCE -T "$DIR" | tr -s ' ' ' '), file ${SIZE_MB} MB written once, $REPEAT runs of each step, interleaved, ${elapsed} s in all." > "$RESULTS" <<'PYEOF2'
+import json, statistics, sys
+raw, n, header = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+print("fio against itself: the same run repeated back to back (bench/calibrate_vs_fio.sh --repeat).")
+print(header)
+print("Every run from a cold page cache, fio options as in the calibration comparison.")
+print()
+print("| step | unit | median | min | max | max / min | runs within 20 % of the median | every run, in order |")
+print("|---|---|---|---|---|---|---|---|")
+for label, depth, what in (("seq", 1, "256 kB sequential, depth 1"),
+                           ("sorted_iolog", 2, "8 kB sorted random (iolog replay), depth 2"),
+                           ("randread_batched", 8, "8 kB unsorted random, batched, depth 8")):
+    vals = []
+    for i in range(1, n + 1):
+        rd = json.load(open(f"{raw}/fio_{label}_{depth}_{i}_0.json"))["jobs"][0]["read"]
+        vals.append(rd["bw_bytes"] / 1e6 if label == "seq" else rd["iops"])
+    med = statistics.median(vals)
+    within = sum(1 for v in vals if abs(v - med) <= 0.2 * med)
+    unit = "MB/s" if label == "seq" else "IOPS"
+    f = (lambda v: "%.0f" % v) if label == "seq" else (lambda v: "%.1fk" % (v / 1000))
+    print("| %s | %s | %s | %s | %s | %.2f | %d of %d | %s |" % (
+        what, unit, f(med), f(min(vals)), f(max(vals)), max(vals) / min(vals), within, n,
+        " ".join(f(v) for v in vals)))
+PYEOF2
+	cat "$RESULTS"
+	echo "table: $RESULTS" >&2
+}
+if [ "$REPEAT" -gt 0 ]; then
+	fio_repeatability
+	exit 0
+fi
 
 start=$(date +%s)
 for ((r = 1; r <= RUNS; r++)); do
