@@ -386,23 +386,10 @@ run_one()
 
 # ---------------------------------------------------------------- runs
 
-# CONFIGS for round $1: round 1 in the given order, every later round in
-# an order shuffled with the round number as seed (reproducible): what a run
-# leaves behind changes the next one ("Free page reporting"), so no
-# configuration may always follow the same one.
-round_configs()
-{
-	python3 -c 'import random, sys
-c = sys.argv[2:]
-if sys.argv[1] != "1":
-    random.Random(int(sys.argv[1])).shuffle(c)
-print("\n".join(c))' "$1" $CONFIGS
-}
-
 T_START=$(date +%s)
 for rep in $(seq "$REPS"); do
 	for d in $DENSITIES; do
-		for cfg in $(round_configs "$rep"); do
+		for cfg in $(round_configs "$rep" $CONFIGS); do
 			run_one "$d" "$cfg" "$rep"
 		done
 	done

@@ -10,7 +10,9 @@
 #	CHECKPOINT, compute the blocks the VACUUM will read, stop the server,
 #	sync + drop the OS page cache, (bound only: pre-read those blocks),
 #	start the server, run the VACUUM and time it.
-# Configurations, alternated inside every round (off, on, ..., bound):
+# Configurations, alternated inside every round, in the given order in the
+# first round and shuffled in every later one (round_configs in
+# lib/cold_bench.sh; runs.csv records the configuration run before):
 #	off	the extension loaded, bgw_prefetch.enabled = off
 #	on	bgw_prefetch.enabled = on, io_uring, depth = maintenance_io_concurrency (10)
 #	on32	as on, with bgw_prefetch.tablespace_io_depth = 'pg_default=32'
@@ -308,7 +310,8 @@ vb_sampler() { start_sampler "$1" vb_sampler "$2" pg_stat_progress_vacuum heap_b
 avlog() { log_since "$1" | sed -n '/automatic vacuum of table "bench.public.vb"/,/elapsed:/p'; }
 
 RUNCSV=$WORK/runs.csv
-echo "workload,fraction,config,rep,seq,seconds,verbose_elapsed,scanned,planned,not_all_visible,read_ms,write_ms,cpu_user,cpu_sys,pf_planned,pf_prefetched,pf_late,pf_wasted,pf_read_ms,pf_scan_ms,pf_active_ms,cached_blocks_at_start,preload_seconds,t_start,load1,machine_cpu_busy_pct,device_read_mb,attempt,foreign_drops,valid,log_line" >"$RUNCSV"
+echo "workload,fraction,config,rep,seq,seconds,verbose_elapsed,scanned,planned,not_all_visible,read_ms,write_ms,cpu_user,cpu_sys,pf_planned,pf_prefetched,pf_late,pf_wasted,pf_read_ms,pf_scan_ms,pf_active_ms,cached_blocks_at_start,preload_seconds,t_start,load1,machine_cpu_busy_pct,device_read_mb,attempt,foreign_drops,valid,log_line,prev_config" >"$RUNCSV"
+PREV_CONFIG=""			# the configuration of the run before (runs.csv)
 
 # Machine-wide CPU and disk counters around the timed part (cold_bench.sh).
 find_disk
@@ -403,12 +406,13 @@ EOF
 		FOREIGN=0	# the pinned blocks survive another drop_caches
 	fi
 	pf=$NO_PF_STATS
-	if [ "$cfg" != off ] && [ "$cfg" != bound ]; then
-		pf=$(prefetch_stats 4 "relname = 'vb' AND command ILIKE '%vacuum%'")
-	fi
+	case "$cfg" in
+		on|on32|onfa) pf=$(prefetch_stats 4 "relname = 'vb' AND command ILIKE '%vacuum%'") ;;
+	esac
 	pfline=$(log_since "$off" | grep -i -m1 'bgw_prefetch: .*vacuum of "[^"]*vb"' | sed 's/"/""/g' || true)
 	log_since "$off" >"$dir/server.log"
-	echo "$wl,$f,$cfg,$rep,$SEQ,$secs,$velapsed,$scanned,$PLANNED,$NOTVIS,$readms,$writems,$cpuu,$cpus,$pf,$CACHED,$(echo "$PRELOAD" | sed -n 's/.*seconds=\([0-9.]*\).*/\1/p'),$t0,$load1,$busy,$devmb,$attempt,$FOREIGN,$([ "$FOREIGN" -eq 0 ] && echo 1 || echo 0),\"$pfline\"" >>"$RUNCSV"
+	echo "$wl,$f,$cfg,$rep,$SEQ,$secs,$velapsed,$scanned,$PLANNED,$NOTVIS,$readms,$writems,$cpuu,$cpus,$pf,$CACHED,$(echo "$PRELOAD" | sed -n 's/.*seconds=\([0-9.]*\).*/\1/p'),$t0,$load1,$busy,$devmb,$attempt,$FOREIGN,$([ "$FOREIGN" -eq 0 ] && echo 1 || echo 0),\"$pfline\",$PREV_CONFIG" >>"$RUNCSV"
+	PREV_CONFIG=$cfg
 	keep_samples "$dir" "$SEQ|"
 	log "$wl $f% $cfg #$rep.$attempt: ${secs} s, scanned ${scanned:-?} (planned $PLANNED), read I/O ${readms:-?} ms, CPU ${cpuu:-?}+${cpus:-?} s, load $load1, machine CPU ${busy:-?} %, disk read ${devmb:-?} MB, pf: $pf"
 	[ "${scanned:-x}" = "$PLANNED" ] || log "WARNING: VACUUM scanned ${scanned:-?} pages, the plan says $PLANNED"
@@ -421,7 +425,7 @@ for wl in $WORKLOADS; do
 	if [ "$wl" = manual ]; then fr=$FRACTIONS; cf=$CONFIGS; else fr=$AV_FRACTIONS; cf=$AV_CONFIGS; fi
 	for f in $fr; do
 		for rep in $(seq "$REPS"); do
-			for cfg in $cf; do
+			for cfg in $(round_configs "$rep" $cf); do
 				run_one "$wl" "$f" "$cfg" "$rep"
 			done
 		done

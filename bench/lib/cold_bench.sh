@@ -75,6 +75,20 @@ server_running() { [ -f "$PGDATA/postmaster.pid" ] && as_pg "$PGBIN/pg_ctl" -D "
 pg_start() { as_pg "$PGBIN/pg_ctl" -D "$PGDATA" -l "$SERVERLOG" -w -t 600 start >/dev/null; }
 pg_stop() { as_pg "$PGBIN/pg_ctl" -D "$PGDATA" -w -t 600 -m fast stop >/dev/null; }
 
+# round_configs ROUND CONFIG...: the configurations of a round, one a
+# line: round 1 in the given order, every later round in an order shuffled
+# with the round number as seed (reproducible).  What a run leaves behind
+# changes the next one (doc/benchmarks.md, "Run order"), so no configuration
+# may always follow the same one.
+round_configs()
+{
+	python3 -c 'import random, sys
+c = sys.argv[2:]
+if sys.argv[1] != "1":
+    random.Random(int(sys.argv[1])).shuffle(c)
+print("\n".join(c))' "$@"
+}
+
 # On exit: end the sampler, the bound's locker and the VACUUM benchmark's
 # oracle (ORACLE_PID, which the sourcing script may set), stop the server, remove
 # WORK (unless --keep), put free page reporting back; keeps the exit status.
