@@ -235,9 +235,6 @@ LOAD_S=$(( $(date +%s) - T_BEGIN ))
 
 # ---------------------------------------------------------------- one run
 
-# extension_on CONFIG: does CONFIG run with bgw_prefetch enabled?
-extension_on() { case "$1" in on*) return 0 ;; *) return 1 ;; esac; }
-
 config_sql()
 {
 	case "$1" in
@@ -389,6 +386,7 @@ run_one()
 T_START=$(date +%s)
 for rep in $(seq "$REPS"); do
 	for d in $DENSITIES; do
+		# shellcheck disable=SC2086  # the configurations: a list of words
 		for cfg in $(round_configs "$rep" $CONFIGS); do
 			run_one "$d" "$cfg" "$rep"
 		done

@@ -118,7 +118,7 @@ need_root "every fio run starts from a cold page cache"
 for tool in fio gnuplot python3; do
 	command -v "$tool" >/dev/null || die "$tool is missing (apt-get install -y fio gnuplot-nox python3)"
 done
-[ -f "$("$PGBIN/pg_config" --pkglibdir)/bgw_prefetch.so" ] ||
+[ "$REPEAT" -gt 0 ] || [ -f "$("$PGBIN/pg_config" --pkglibdir)/bgw_prefetch.so" ] ||
 	die "bgw_prefetch is not installed (make && make install)"
 
 PGDATA=$DIR/pgdata
@@ -157,27 +157,28 @@ SEED=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
 
 reverse() { echo "$@" | tr ' ' '\n' | tac | tr '\n' ' '; }
 
-# ---- the server ----
+# ---- the server (not for --repeat, which runs fio only) ----
 rm -rf "$DIR"
 mkdir -p "$RAW"
 chown -R "$PGUSER_OS" "$DIR"
-runuser -u "$PGUSER_OS" -- "$PGBIN/initdb" -D "$PGDATA" -A trust >/dev/null
-cat >> "$PGDATA/postgresql.conf" <<EOF
-shared_preload_libraries = 'bgw_prefetch'
-port = $PORT
-listen_addresses = ''
-unix_socket_directories = '$DIR'
-autovacuum = off
-EOF
-runuser -u "$PGUSER_OS" -- "$PGBIN/pg_ctl" -D "$PGDATA" -l "$DIR/server.log" -w start >/dev/null
-SERVER_UP=1
-
 psql_run()
 {
 	runuser -u "$PGUSER_OS" -- "$PGBIN/psql" -X -h "$DIR" -p "$PORT" -d postgres \
 		-v ON_ERROR_STOP=1 "$@"
 }
-psql_run -q -c "CREATE EXTENSION bgw_prefetch"
+if [ "$REPEAT" -eq 0 ]; then
+	runuser -u "$PGUSER_OS" -- "$PGBIN/initdb" -D "$PGDATA" -A trust >/dev/null
+	cat >> "$PGDATA/postgresql.conf" <<-EOF
+	shared_preload_libraries = 'bgw_prefetch'
+	port = $PORT
+	listen_addresses = ''
+	unix_socket_directories = '$DIR'
+	autovacuum = off
+	EOF
+	runuser -u "$PGUSER_OS" -- "$PGBIN/pg_ctl" -D "$PGDATA" -l "$DIR/server.log" -w start >/dev/null
+	SERVER_UP=1
+	psql_run -q -c "CREATE EXTENSION bgw_prefetch"
+fi
 
 # ---- the fio file: random data, fsync'd ----
 # Written anew before every fio sweep, as the calibration writes its scratch

@@ -406,9 +406,9 @@ EOF
 		FOREIGN=0	# the pinned blocks survive another drop_caches
 	fi
 	pf=$NO_PF_STATS
-	case "$cfg" in
-		on|on32|onfa) pf=$(prefetch_stats 4 "relname = 'vb' AND command ILIKE '%vacuum%'") ;;
-	esac
+	if extension_on "$cfg"; then
+		pf=$(prefetch_stats 4 "relname = 'vb' AND command ILIKE '%vacuum%'")
+	fi
 	pfline=$(log_since "$off" | grep -i -m1 'bgw_prefetch: .*vacuum of "[^"]*vb"' | sed 's/"/""/g' || true)
 	log_since "$off" >"$dir/server.log"
 	echo "$wl,$f,$cfg,$rep,$SEQ,$secs,$velapsed,$scanned,$PLANNED,$NOTVIS,$readms,$writems,$cpuu,$cpus,$pf,$CACHED,$(echo "$PRELOAD" | sed -n 's/.*seconds=\([0-9.]*\).*/\1/p'),$t0,$load1,$busy,$devmb,$attempt,$FOREIGN,$([ "$FOREIGN" -eq 0 ] && echo 1 || echo 0),\"$pfline\",$PREV_CONFIG" >>"$RUNCSV"
@@ -425,6 +425,7 @@ for wl in $WORKLOADS; do
 	if [ "$wl" = manual ]; then fr=$FRACTIONS; cf=$CONFIGS; else fr=$AV_FRACTIONS; cf=$AV_CONFIGS; fi
 	for f in $fr; do
 		for rep in $(seq "$REPS"); do
+			# shellcheck disable=SC2086  # the configurations: a list of words
 			for cfg in $(round_configs "$rep" $cf); do
 				run_one "$wl" "$f" "$cfg" "$rep"
 			done
