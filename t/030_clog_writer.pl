@@ -25,7 +25,6 @@ use FindBin;
 use lib $FindBin::RealBin;
 
 use BgwPrefetchTest;
-use IPC::Run;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
@@ -110,14 +109,7 @@ SELECT (SELECT blks_written FROM pg_stat_slru WHERE name = 'Xact'),
 sub pgbench_start
 {
 	my ($script, @opts) = @_;
-	my ($out, $err) = ('', '');
-	my $h = IPC::Run::start(
-		[
-			'pgbench', '-n', '-h', $node->host, '-p', $node->port,
-			'-T', $window_secs, @opts, '-f', $script, 'postgres'
-		],
-		'>', \$out, '2>', \$err);
-	return [ $h, \$out, \$err ];
+	return start_pgbench($node, [ '-T', $window_secs, @opts, '-f', $script ]);
 }
 
 sub pgbench_finish

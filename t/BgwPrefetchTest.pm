@@ -23,6 +23,7 @@ use strict;
 use warnings;
 
 use Exporter 'import';
+use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -38,6 +39,8 @@ our @EXPORT = qw(
   served_again_ok
   no_crash_ok
   create_burn_xids
+  start_pgbench
+  tpcb_consistent_ok
 );
 
 # The postgresql.conf lines of a node that preloads bgw_prefetch.  Unless
@@ -186,6 +189,66 @@ BEGIN
 END $$;
 });
 	return;
+}
+
+# Start pgbench -n on the node's postgres database in the background, with
+# the arguments in @$args; returns [ IPC::Run handle, \stdout, \stderr ].
+# -n: without it, every pgbench run would start by truncating
+# pgbench_history, and sum(delta) would no longer match the balances
+# (issue 16).  %env is added to the environment (e.g. PGOPTIONS).
+sub start_pgbench
+{
+	my ($node, $args, %env) = @_;
+	my ($out, $err) = ('', '');
+	local %ENV = (%ENV, %env);
+	my $h = IPC::Run::start(
+		[
+			'pgbench', '-n', '-h', $node->host, '-p', $node->port,
+			@$args, 'postgres'
+		],
+		'>', \$out, '2>', \$err);
+	return [ $h, \$out, \$err ];
+}
+
+# Tests "$what: ...": the tables of pgbench -i are consistent.  The
+# invariant sum(abalance) = sum(bbalance) = sum(tbalance) = sum(delta) over
+# a non-empty history holds after any number of complete transactions, so a
+# transaction half visible after crash recovery (a wrong status in pg_xact,
+# a lost heap change) breaks it; bt_index_check(heapallindexed) checks the
+# pgbench indexes against their tables, and verify_heapam() checks every
+# tuple's xmin/xmax against the CLOG and the xid horizon.  Needs amcheck.
+sub tpcb_consistent_ok
+{
+	my ($node, $what) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	is( $node->safe_psql(
+			'postgres', q{
+SELECT (SELECT sum(abalance) FROM pgbench_accounts) =
+       (SELECT sum(bbalance) FROM pgbench_branches) AND
+       (SELECT sum(bbalance) FROM pgbench_branches) =
+       (SELECT sum(tbalance) FROM pgbench_tellers) AND
+       (SELECT sum(tbalance) FROM pgbench_tellers) =
+       (SELECT coalesce(sum(delta), 0) FROM pgbench_history) AND
+       (SELECT count(*) FROM pgbench_history) > 0}),
+		't',
+		"$what: balances add up");
+	is( $node->safe_psql(
+			'postgres', q{
+SELECT count(*) FROM (
+  SELECT bt_index_check(c.oid, true)
+    FROM pg_class c JOIN pg_am a ON a.oid = c.relam
+   WHERE a.amname = 'btree' AND c.relname LIKE 'pgbench%') s}),
+		'3',
+		"$what: bt_index_check on the pgbench indexes");
+	return is(
+		$node->safe_psql(
+			'postgres', q{
+SELECT count(*) FROM
+  unnest(ARRAY['pgbench_accounts', 'pgbench_branches',
+               'pgbench_tellers', 'pgbench_history']::regclass[]) r,
+  verify_heapam(r)}),
+		'0',
+		"$what: verify_heapam finds nothing");
 }
 
 1;

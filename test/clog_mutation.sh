@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# test/clog_mutation.sh: does t/032_clog_crash_loop.pl catch a CLOG writer
+# that breaks the SLRU write protocol?  (issue 16: the test must fail on
+# the bug.)
+#
+#   sudo bash test/clog_mutation.sh [MUTATION...]
+#
+# For each mutation, a copy of the tree gets one deliberate bug in
+# src/clog_writer.c, is built and installed into the PostgreSQL 15
+# directories, and t/032_clog_crash_loop.pl runs against it; the mutation
+# is "caught" if the test fails.  At the end the checkout's own build is
+# installed again (also on an error or Ctrl-C).  Mutations:
+#	dirty_race	after SimpleLruWritePage() returns, the writer marks the
+#			page clean: a status set while the page was being
+#			written (page_dirty set again by the committer) never
+#			reaches the disk, and the page can be evicted with it
+#	no_wal_flush	before the write, the writer clears the page's group
+#			LSNs: the write no longer flushes WAL up to the page's
+#			asynchronous commits (WAL before data broken)
+# Exits 0 when every mutation was caught.  Needs root (install) and the
+# packages of scripts/install-deps.sh; takes about 4 minutes a mutation.
+set -uo pipefail
+
+# shellcheck source-path=SCRIPTDIR source=../scripts/lib.sh
+. "$(dirname "$0")/../scripts/lib.sh"
+
+MUTATIONS=("$@")
+[ ${#MUTATIONS[@]} -gt 0 ] || MUTATIONS=(dirty_race no_wal_flush)
+
+bgwp_is_root || bgwp_die "run as root: the mutated builds are installed into the PostgreSQL 15 directories"
+
+WORK=$(bgwp_make_workdir bgwp_mutation)
+cleanup() {
+	local pidfile
+	while IFS= read -r pidfile; do
+		bgwp_as_pg "$WORK" "$BGWP_PG_BINDIR/pg_ctl" -D "${pidfile%/postmaster.pid}" \
+			-m immediate -w stop >/dev/null 2>&1 || true
+	done < <(find "$WORK" -name postmaster.pid 2>/dev/null)
+	bgwp_log "reinstalling the checkout's build"
+	mkdir -p "$WORK/own" && bgwp_copy_tree "$WORK/own" && bgwp_build "$WORK/own" &&
+		bgwp_install "$WORK/own" || bgwp_warn "could not reinstall the checkout's build"
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'echo interrupted; exit 130' INT TERM
+
+# mutate MUTATION FILE: apply one bug to clog_writer.c, or fail.
+mutate() {
+	local file=$2
+	case $1 in
+		dirty_race)
+			perl -0pi -e 's/(\t\t\tSimpleLruWritePage\(ClogCtl, slotno\);\n)/$1\t\t\tshared->page_dirty[slotno] = false;\t\/* MUTATION *\/\n/' "$file" ;;
+		no_wal_flush)
+			perl -0pi -e 's/(\t\t\tSimpleLruWritePage\(ClogCtl, slotno\);\n)/\t\t\tmemset(&shared->group_lsn[slotno * shared->lsn_groups_per_page], 0, shared->lsn_groups_per_page * sizeof(XLogRecPtr));\t\/* MUTATION *\/\n$1/' "$file" ;;
+		*) bgwp_die "unknown mutation $1" ;;
+	esac
+	grep -q MUTATION "$file"
+}
+
+caught=0
+for m in "${MUTATIONS[@]}"; do
+	tree=$WORK/$m
+	mkdir -p "$tree"
+	bgwp_copy_tree "$tree"
+	mutate "$m" "$tree/src/clog_writer.c" || bgwp_die "mutation $m did not apply to src/clog_writer.c"
+	bgwp_build "$tree" || bgwp_die "mutation $m does not build"
+	bgwp_install "$tree" || bgwp_die "cannot install mutation $m"
+	bgwp_log "mutation $m: running t/032_clog_crash_loop.pl"
+	if bgwp_as_pg "$tree" make -s installcheck PROVE_TESTS=t/032_clog_crash_loop.pl \
+		REGRESS= >"$WORK/$m.log" 2>&1; then
+		bgwp_log "mutation $m: NOT caught (the test passed)"
+	else
+		bgwp_log "mutation $m: caught; failed tests:"
+		grep -E '^(not ok|#   Failed test)' "$tree/tmp_check/log/regress_log_032_clog_crash_loop" 2>/dev/null |
+			head -n 10 | sed 's/^/    /'
+		caught=$((caught + 1))
+	fi
+done
+echo "mutations: $caught caught of ${#MUTATIONS[@]}"
+[ "$caught" -eq ${#MUTATIONS[@]} ]
