@@ -58,6 +58,17 @@ bgwp_make_workdir() {
 	printf '%s\n' "$dir"
 }
 
+# Stop at once every server whose data directory is under DIR, and only
+# those: what a test or script interrupted at the wrong moment leaves
+# running.
+bgwp_stop_servers_under() {
+	local dir=$1 pidfile
+	while IFS= read -r pidfile; do
+		bgwp_as_pg "$dir" "$BGWP_PG_BINDIR/pg_ctl" -D "${pidfile%/postmaster.pid}" \
+			-m immediate -w stop >/dev/null 2>&1 || true
+	done < <(find "$dir" -name postmaster.pid 2>/dev/null)
+}
+
 # Copy the source tree (without .git and build or test outputs) into DIR,
 # owned by the server user, so that it can build and write test output
 # there whatever the permissions of the checkout are.

@@ -39,20 +39,9 @@ record() {
 	bgwp_log "$1: $2 (${took}s)"
 }
 
-# A test interrupted at the wrong moment can leave its server running:
-# stop every server whose data directory is in our temporary directory
-# (and only those).
-stop_our_servers() {
-	local pidfile
-	while IFS= read -r pidfile; do
-		bgwp_as_pg "$WORK" "$BGWP_PG_BINDIR/pg_ctl" -D "${pidfile%/postmaster.pid}" \
-			-m immediate -w stop >/dev/null 2>&1 || true
-	done < <(find "$WORK" -name postmaster.pid 2>/dev/null)
-}
-
 cleanup() {
 	if [ -n "$WORK" ] && [ -d "$WORK" ]; then
-		stop_our_servers
+		bgwp_stop_servers_under "$WORK"
 		if [ "${KEEP_TMP:-0}" = 1 ]; then
 			bgwp_log "kept $WORK"
 		else

@@ -14,29 +14,8 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $primary = new_bgwp_node(
-	'primary',
-	init => { allows_streaming => 1 },
-	preload_only => 1,
-	conf => q{
-shared_buffers = 16MB
-synchronous_commit = off
-bgw_prefetch.clog_writer = on
-bgw_prefetch.clog_writer_delay = 10ms
-});
-$primary->safe_psql('postgres', 'CREATE EXTENSION amcheck');
-create_burn_xids($primary);
-$primary->command_ok(
-	[
-		'pgbench', '-i', '-s', '2', '-q', '-h', $primary->host,
-		'-p', $primary->port, 'postgres'
-	],
-	'pgbench -i');
-
-my $tempdir = PostgreSQL::Test::Utils::tempdir;
-my $burn_script = "$tempdir/burn.sql";
-PostgreSQL::Test::Utils::append_to_file($burn_script,
-	"CALL burn_xids(20);\n");
+my ($primary, $burn_script) =
+  new_tpcb_node('primary', 2, 20, init => { allows_streaming => 1 });
 
 sub writer_pages
 {

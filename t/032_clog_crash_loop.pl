@@ -44,29 +44,8 @@ my $max_cycles = 30;
 my $min_cycles = 10;
 my $time_budget = 150;
 
-my $node = new_bgwp_node(
-	'crashloop',
-	preload_only => 1,
-	conf => q{
-shared_buffers = 16MB
-synchronous_commit = off
-autovacuum_naptime = 1
-bgw_prefetch.clog_writer = on
-bgw_prefetch.clog_writer_delay = 10ms
-});
-$node->safe_psql('postgres', 'CREATE EXTENSION amcheck');
-create_burn_xids($node);
-$node->command_ok(
-	[
-		'pgbench', '-i', '-s', '4', '-q', '-h', $node->host,
-		'-p', $node->port, 'postgres'
-	],
-	'pgbench -i -s 4');
-
-my $tempdir = PostgreSQL::Test::Utils::tempdir;
-my $burn_script = "$tempdir/burn.sql";
-PostgreSQL::Test::Utils::append_to_file($burn_script,
-	"CALL burn_xids(50);\n");
+my ($node, $burn_script) =
+  new_tpcb_node('crashloop', 4, 50, conf => "autovacuum_naptime = 1\n");
 
 sub writer_pages
 {

@@ -39,6 +39,7 @@ our @EXPORT = qw(
   served_again_ok
   no_crash_ok
   create_burn_xids
+  new_tpcb_node
   start_pgbench
   tpcb_consistent_ok
 );
@@ -189,6 +190,39 @@ BEGIN
 END $$;
 });
 	return;
+}
+
+# A started node for the CLOG crash and standby tests: the CLOG writer on
+# with clog_writer_delay = 10ms, shared_buffers = 16MB (4 CLOG buffers) and
+# synchronous_commit = off, plus $opts{conf}; amcheck, burn_xids() and
+# pgbench -i -s $scale in the postgres database.  init => { ... } goes to
+# $node->init.  Returns the node and a pgbench script that calls
+# burn_xids($burn).
+sub new_tpcb_node
+{
+	my ($name, $scale, $burn, %opts) = @_;
+	my $node = new_bgwp_node(
+		$name,
+		init => $opts{init},
+		preload_only => 1,
+		conf => q{
+shared_buffers = 16MB
+synchronous_commit = off
+bgw_prefetch.clog_writer = on
+bgw_prefetch.clog_writer_delay = 10ms
+} . ($opts{conf} // ''));
+	$node->safe_psql('postgres', 'CREATE EXTENSION amcheck');
+	create_burn_xids($node);
+	$node->command_ok(
+		[
+			'pgbench', '-i', '-s', $scale, '-q', '-h', $node->host,
+			'-p', $node->port, 'postgres'
+		],
+		"pgbench -i -s $scale");
+	my $script = PostgreSQL::Test::Utils::tempdir() . '/burn.sql';
+	PostgreSQL::Test::Utils::append_to_file($script,
+		"CALL burn_xids($burn);\n");
+	return ($node, $script);
 }
 
 # Start pgbench -n on the node's postgres database in the background, with

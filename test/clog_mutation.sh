@@ -31,11 +31,7 @@ bgwp_is_root || bgwp_die "run as root: the mutated builds are installed into the
 
 WORK=$(bgwp_make_workdir bgwp_mutation)
 cleanup() {
-	local pidfile
-	while IFS= read -r pidfile; do
-		bgwp_as_pg "$WORK" "$BGWP_PG_BINDIR/pg_ctl" -D "${pidfile%/postmaster.pid}" \
-			-m immediate -w stop >/dev/null 2>&1 || true
-	done < <(find "$WORK" -name postmaster.pid 2>/dev/null)
+	bgwp_stop_servers_under "$WORK"
 	bgwp_log "reinstalling the checkout's build"
 	mkdir -p "$WORK/own" && bgwp_copy_tree "$WORK/own" && bgwp_build "$WORK/own" &&
 		bgwp_install "$WORK/own" || bgwp_warn "could not reinstall the checkout's build"
