@@ -8,8 +8,10 @@
 # For each mutation, a copy of the tree gets one deliberate bug in
 # src/clog_writer.c, is built and installed into the PostgreSQL 15
 # directories, and t/032_clog_crash_loop.pl runs against it; the mutation
-# is "caught" if the test fails.  At the end the checkout's own build is
-# installed again (also on an error or Ctrl-C).  Mutations:
+# is "caught" if the test fails.  The control, "none", runs the test on the
+# checkout as it is, which must pass.  At the end the checkout's own build
+# is installed again (also on an error or Ctrl-C).  Mutations:
+#	none		no change (the control)
 #	dirty_race	after SimpleLruWritePage() returns, the writer marks the
 #			page clean: a status set while the page was being
 #			written (page_dirty set again by the committer) never
@@ -17,15 +19,16 @@
 #	no_wal_flush	before the write, the writer clears the page's group
 #			LSNs: the write no longer flushes WAL up to the page's
 #			asynchronous commits (WAL before data broken)
-# Exits 0 when every mutation was caught.  Needs root (install) and the
-# packages of scripts/install-deps.sh; takes about 4 minutes a mutation.
+# Exits 0 when the control passed and every mutation was caught.  Needs
+# root (install) and the packages of scripts/install-deps.sh; takes about 4
+# minutes a mutation.
 set -uo pipefail
 
 # shellcheck source-path=SCRIPTDIR source=../scripts/lib.sh
 . "$(dirname "$0")/../scripts/lib.sh"
 
 MUTATIONS=("$@")
-[ ${#MUTATIONS[@]} -gt 0 ] || MUTATIONS=(dirty_race no_wal_flush)
+[ ${#MUTATIONS[@]} -gt 0 ] || MUTATIONS=(none dirty_race no_wal_flush)
 
 bgwp_is_root || bgwp_die "run as root: the mutated builds are installed into the PostgreSQL 15 directories"
 
@@ -44,6 +47,7 @@ trap 'echo interrupted; exit 130' INT TERM
 mutate() {
 	local file=$2
 	case $1 in
+		none) return 0 ;;
 		dirty_race)
 			perl -0pi -e 's/(\t\t\tSimpleLruWritePage\(ClogCtl, slotno\);\n)/$1\t\t\tshared->page_dirty[slotno] = false;\t\/* MUTATION *\/\n/' "$file" ;;
 		no_wal_flush)
@@ -54,6 +58,7 @@ mutate() {
 }
 
 caught=0
+control=none-run
 for m in "${MUTATIONS[@]}"; do
 	tree=$WORK/$m
 	mkdir -p "$tree"
@@ -64,13 +69,21 @@ for m in "${MUTATIONS[@]}"; do
 	bgwp_log "mutation $m: running t/032_clog_crash_loop.pl"
 	if bgwp_as_pg "$tree" make -s installcheck PROVE_TESTS=t/032_clog_crash_loop.pl \
 		REGRESS= >"$WORK/$m.log" 2>&1; then
-		bgwp_log "mutation $m: NOT caught (the test passed)"
+		result=passed
 	else
-		bgwp_log "mutation $m: caught; failed tests:"
-		grep -E '^(not ok|#   Failed test)' "$tree/tmp_check/log/regress_log_032_clog_crash_loop" 2>/dev/null |
-			head -n 10 | sed 's/^/    /'
+		result=failed
+	fi
+	bgwp_log "mutation $m: the test $result"
+	grep -E '^(not ok|# +(first|Failed test|got|expected))' \
+		"$tree/tmp_check/log/regress_log_032_clog_crash_loop" 2>/dev/null |
+		head -n 12 | sed 's/^/    /'
+	if [ "$m" = none ]; then
+		control=$result
+	elif [ "$result" = failed ]; then
 		caught=$((caught + 1))
 	fi
 done
-echo "mutations: $caught caught of ${#MUTATIONS[@]}"
-[ "$caught" -eq ${#MUTATIONS[@]} ]
+mutants=0
+for m in "${MUTATIONS[@]}"; do [ "$m" = none ] || mutants=$((mutants + 1)); done
+echo "control: ${control/none-run/not run}; mutations caught: $caught of $mutants"
+[ "$control" != failed ] && [ "$caught" -eq "$mutants" ]
