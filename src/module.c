@@ -26,6 +26,7 @@
 #include "tcop/utility.h"
 
 #include "bgw_prefetch.h"
+#include "buffer_loader.h"
 #include "resolver.h"
 
 PG_MODULE_MAGIC;
@@ -85,10 +86,11 @@ bgwp_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 
-	RequestAddinShmemSpace(add_size(add_size(stats_shmem_size(),
-											 clog_writer_shmem_size()),
-									add_size(monitor_shmem_size(),
-											 resolver_shmem_size())));
+	RequestAddinShmemSpace(add_size(add_size(add_size(stats_shmem_size(),
+													  clog_writer_shmem_size()),
+											 add_size(monitor_shmem_size(),
+													  resolver_shmem_size())),
+									loader_shmem_size()));
 	RequestNamedLWLockTranche(BGWP_LWLOCK_TRANCHE, BGWP_NUM_LWLOCKS);
 }
 
@@ -106,6 +108,7 @@ bgwp_shmem_startup(void)
 	monitor_shmem_startup();
 	resolver_shmem_startup();
 	clog_writer_shmem_startup();
+	loader_shmem_startup();
 	LWLockRelease(AddinShmemInitLock);
 }
 
