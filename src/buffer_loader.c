@@ -102,6 +102,8 @@ typedef struct LoaderSlot
 
 typedef struct LoaderShared
 {
+	uint32		last_generation;	/* written by the monitor only; kept
+									 * across monitor restarts */
 	LoaderSlot	slots[BGWP_MAX_TARGETS];
 } LoaderShared;
 
@@ -123,7 +125,6 @@ static LoaderShared *loader_shared = NULL;
 
 /* Monitor-local: handles of the loaders started, per slot. */
 static BackgroundWorkerHandle *loader_handles[BGWP_MAX_TARGETS];
-static uint32 loader_next_generation = 1;
 
 Size
 loader_shmem_size(void)
@@ -158,10 +159,14 @@ loader_start(int slot, Oid dbid, Oid relid, const BgwpRelFile *relfile)
 {
 	LoaderSlot *s = &loader_shared->slots[slot];
 	BackgroundWorker worker;
-	uint32		generation = loader_next_generation++;
+	uint32		generation;
 	MemoryContext oldcontext;
 	bool		registered;
 
+	/* 0 means "no loader" */
+	if (++loader_shared->last_generation == 0)
+		loader_shared->last_generation = 1;
+	generation = loader_shared->last_generation;
 	SpinLockAcquire(&s->mutex);
 	s->state = LOADER_STARTING;
 	s->generation = generation;
@@ -296,6 +301,20 @@ loader_stop(int slot, LoaderOutcome *out)
 		pfree(loader_handles[slot]);
 		loader_handles[slot] = NULL;
 	}
+}
+
+/*
+ * The monitor has no target (it starts, or recovers from an ERROR): a
+ * loader still running belongs to a monitor process that exited without
+ * stopping it.  Ask every one to exit.
+ */
+void
+loader_stop_all(void)
+{
+	LoaderOutcome ignored;
+
+	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
+		loader_stop(i, &ignored);
 }
 
 /* ---------------- the loader worker ---------------- */

@@ -28,6 +28,7 @@ extern bool loader_accepting(int slot);
 extern bool loader_offer(int slot, BlockNumber start, uint16 nblocks);
 extern void loader_set_consumer(int slot, int64 consumer);
 extern void loader_stop(int slot, LoaderOutcome *out);
+extern void loader_stop_all(void);
 
 extern PGDLLEXPORT void bgwp_loader_main(Datum main_arg);
 

@@ -206,6 +206,7 @@ static void stop_loader(PrefetchTarget *t);
 void
 prefetcher_start(void)
 {
+	loader_stop_all();			/* no target yet: any loader is an orphan */
 	if (prefetch_context == NULL)
 		prefetch_context = AllocSetContextCreate(TopMemoryContext,
 												 "bgw_prefetch targets",

@@ -126,7 +126,7 @@ my @cases = (
 	],
 	[
 		'bgw_prefetch.shared_buffers_cap', '0.1', '0.1',
-		'10%', qr/parameter "bgw_prefetch.shared_buffers_cap" requires a numeric value/
+		'10%', qr/invalid value for parameter "bgw_prefetch.shared_buffers_cap": "10%"/
 	],
 	[
 		'bgw_prefetch.shared_buffers_cap', '0.1', '0.1',
