@@ -62,11 +62,22 @@
 #include "utils/wait_event.h"
 
 #include "buffer_loader.h"
+#include "targets.h"
 
 /* Ranges queued per loader (each up to BGWP_MAX_READ_BLOCKS blocks). */
 #define LOADER_QUEUE_SIZE 64
 /* Longest sleep of an idle loader before it checks for lock waiters, ms. */
 #define LOADER_IDLE_CHECK_MS 5
+
+/*
+ * Blocks just ahead of the scan that the loader leaves to it: the scan gets
+ * there before the loader would have read them, and would wait for the
+ * loader's read of the very block it needs (IPC:BufferIO).  Measured on a
+ * busy machine: with no margin, and the position as the monitor last
+ * published it (up to one monitor step old), 51 % of the samples of a
+ * VACUUM at 5 % dirty were in that wait.
+ */
+#define LOADER_MARGIN_BLOCKS BGWP_MAX_READ_BLOCKS
 
 typedef enum LoaderState
 {
@@ -92,6 +103,9 @@ typedef struct LoaderSlot
 	Oid			dbid;
 	Oid			relid;
 	BgwpRelFile relfile;		/* the files the monitor planned */
+	int			backend_slot;	/* the scan's backend, to follow a VACUUM */
+	int			backend_pid;
+	bool		follow_vacuum;
 	Latch	   *latch;			/* the loader's, once it runs */
 	int64		consumer;		/* the scan's position */
 	int64		loaded_blocks;
@@ -115,6 +129,9 @@ typedef struct LoaderJob
 	Oid			dbid;
 	Oid			relid;
 	BgwpRelFile relfile;
+	int			backend_slot;
+	int			backend_pid;
+	bool		follow_vacuum;
 	bool		permanent;		/* not an unlogged relation */
 	BlockNumber nblocks;		/* the file's size when the lock was taken */
 	LOCKTAG		reltag;
@@ -155,7 +172,7 @@ loader_shmem_startup(void)
  * then stays os_cache).
  */
 bool
-loader_start(int slot, Oid dbid, Oid relid, const BgwpRelFile *relfile)
+loader_start(int slot, const TargetObservation *scan, const BgwpRelFile *relfile)
 {
 	LoaderSlot *s = &loader_shared->slots[slot];
 	BackgroundWorker worker;
@@ -172,9 +189,12 @@ loader_start(int slot, Oid dbid, Oid relid, const BgwpRelFile *relfile)
 	s->generation = generation;
 	s->stop = false;
 	s->aborted = false;
-	s->dbid = dbid;
-	s->relid = relid;
+	s->dbid = scan->dbid;
+	s->relid = scan->relid;
 	s->relfile = *relfile;
+	s->backend_slot = scan->slot;
+	s->backend_pid = scan->pid;
+	s->follow_vacuum = scan->command == PREFETCH_CMD_VACUUM;
 	s->latch = NULL;
 	s->consumer = -1;
 	s->loaded_blocks = 0;
@@ -189,7 +209,7 @@ loader_start(int slot, Oid dbid, Oid relid, const BgwpRelFile *relfile)
 	strcpy(worker.bgw_library_name, "bgw_prefetch");
 	strcpy(worker.bgw_function_name, "bgwp_loader_main");
 	snprintf(worker.bgw_name, BGW_MAXLEN,
-			 "bgw_prefetch buffer loader for relation %u", relid);
+			 "bgw_prefetch buffer loader for relation %u", scan->relid);
 	strcpy(worker.bgw_type, "bgw_prefetch buffer loader");
 	worker.bgw_main_arg = Int32GetDatum(slot);
 	memcpy(worker.bgw_extra, &generation, sizeof(generation));
@@ -206,7 +226,7 @@ loader_start(int slot, Oid dbid, Oid relid, const BgwpRelFile *relfile)
 		s->generation = 0;
 		SpinLockRelease(&s->mutex);
 		elog(DEBUG1, "bgw_prefetch: no background worker slot for a buffer loader, relation %u stays os_cache",
-			 relid);
+			 scan->relid);
 		return false;
 	}
 	return true;
@@ -416,6 +436,24 @@ loader_must_let_go(const LoaderJob *job)
 }
 
 /*
+ * Where the scan is: for a VACUUM, read fresh from its progress (the
+ * position the monitor published is up to one monitor step old, while a
+ * VACUUM finding hits moves through some 15k blocks a second); else as the
+ * monitor published it.
+ */
+static int64
+scan_position(const LoaderJob *job, int64 published)
+{
+	TargetObservation obs;
+
+	if (job->follow_vacuum &&
+		targets_observe(job->backend_slot, job->backend_pid, &obs) == OBSERVE_WATCHED &&
+		obs.relid == job->relid)
+		return Max(published, obs.position);
+	return published;
+}
+
+/*
  * Load queued ranges until the monitor stops the loader (returns false) or
  * someone waits for a conflicting lock (returns true).
  */
@@ -466,8 +504,14 @@ loader_run(LoaderJob *job)
 		{
 			Buffer		buf;
 
-			/* the scan is there already, or the block is past the file */
-			if ((int64) blk <= consumer || blk >= job->nblocks)
+			/*
+			 * The scan is (nearly) there, or the block is past the file.
+			 * Looked at before every block: a scan finding hits can be
+			 * faster than the loader, and would then follow right behind
+			 * it, waiting for each of its reads.
+			 */
+			if ((int64) blk <= scan_position(job, consumer) + LOADER_MARGIN_BLOCKS ||
+				blk >= job->nblocks)
 				continue;
 			buf = BGWP_READ_BUFFER_NO_RELCACHE(job->relfile, MAIN_FORKNUM,
 											   blk, job->permanent);
@@ -509,7 +553,12 @@ bgwp_loader_main(Datum main_arg)
 	job.dbid = job.slot->dbid;
 	job.relid = job.slot->relid;
 	job.relfile = job.slot->relfile;
+	job.backend_slot = job.slot->backend_slot;
+	job.backend_pid = job.slot->backend_pid;
+	job.follow_vacuum = job.slot->follow_vacuum;
 	SpinLockRelease(&job.slot->mutex);
+	if (job.follow_vacuum)
+		targets_attach();
 
 	BackgroundWorkerInitializeConnectionByOid(job.dbid, InvalidOid,
 											  BGWORKER_BYPASS_ALLOWCONN);

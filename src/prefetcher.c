@@ -914,7 +914,15 @@ load_into_buffers(PrefetchTarget *t, int64 *room)
 	if (!t->loader_tried)
 	{
 		t->loader_tried = true;
-		t->loading = loader_start(slot, t->obs.dbid, t->obs.relid, &t->relfile);
+		t->loading = loader_start(slot, &t->obs, &t->relfile);
+
+		/*
+		 * Every block read will be loaded: read at full distance from the
+		 * start, as an ANALYZE stream does, so that the loader works well
+		 * ahead of a scan that finds hits and moves fast.
+		 */
+		if (t->loading)
+			t->distance = bgwp_max_distance;
 	}
 	if (!t->loading || !loader_accepting(slot))
 		return;
