@@ -62,6 +62,11 @@ extern int	bgwp_tablespace_depth_lookup(const char *spcname);
 
 extern bool bgwp_loaded_at_startup(void);
 extern void bgwp_require_preload(void);
+struct BackgroundWorkerHandle;
+extern bool bgwp_start_dynamic_worker(const char *function, const char *type,
+									  const char *name, int32 arg,
+									  uint32 generation, int notify_pid,
+									  struct BackgroundWorkerHandle **handle);
 
 /* ---------- stats.c ---------- */
 

@@ -56,7 +56,6 @@
 #include "storage/shmem.h"
 #include "storage/smgr.h"
 #include "tcop/tcopprot.h"
-#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 #include "utils/wait_event.h"
@@ -175,10 +174,8 @@ bool
 loader_start(int slot, const TargetObservation *scan, const BgwpRelFile *relfile)
 {
 	LoaderSlot *s = &loader_shared->slots[slot];
-	BackgroundWorker worker;
 	uint32		generation;
-	MemoryContext oldcontext;
-	bool		registered;
+	char		name[BGW_MAXLEN];
 
 	/* 0 means "no loader" */
 	if (++loader_shared->last_generation == 0)
@@ -201,25 +198,12 @@ loader_start(int slot, const TargetObservation *scan, const BgwpRelFile *relfile
 	s->head = s->count = 0;
 	SpinLockRelease(&s->mutex);
 
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS |
-		BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker.bgw_start_time = BgWorkerStart_ConsistentState;
-	worker.bgw_restart_time = BGW_NEVER_RESTART;
-	strcpy(worker.bgw_library_name, "bgw_prefetch");
-	strcpy(worker.bgw_function_name, "bgwp_loader_main");
-	snprintf(worker.bgw_name, BGW_MAXLEN,
-			 "bgw_prefetch buffer loader for relation %u", scan->relid);
-	strcpy(worker.bgw_type, "bgw_prefetch buffer loader");
-	worker.bgw_main_arg = Int32GetDatum(slot);
-	memcpy(worker.bgw_extra, &generation, sizeof(generation));
-	worker.bgw_notify_pid = 0;
-
+	snprintf(name, sizeof(name), "bgw_prefetch buffer loader for relation %u",
+			 scan->relid);
 	Assert(loader_handles[slot] == NULL);
-	oldcontext = MemoryContextSwitchTo(TopMemoryContext);
-	registered = RegisterDynamicBackgroundWorker(&worker, &loader_handles[slot]);
-	MemoryContextSwitchTo(oldcontext);
-	if (!registered)
+	if (!bgwp_start_dynamic_worker("bgwp_loader_main", "bgw_prefetch buffer loader",
+								   name, slot, generation, 0,
+								   &loader_handles[slot]))
 	{
 		SpinLockAcquire(&s->mutex);
 		s->state = LOADER_FREE;
