@@ -13,6 +13,7 @@ OBJS = \
 	src/analyze_plan.o \
 	src/io_engine.o \
 	src/prefetcher.o \
+	src/buffer_loader.o \
 	src/calibrate.o \
 	src/clog_writer.o
 

@@ -21,7 +21,9 @@ CREATE FUNCTION bgw_prefetch_stats(
     OUT wasted_blocks bigint,
     OUT last_scan timestamp with time zone,
     OUT stats_reset timestamp with time zone,
-    OUT prefetch_active_time double precision
+    OUT prefetch_active_time double precision,
+    OUT loaded_blocks bigint,
+    OUT loader_aborts bigint
 )
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'bgw_prefetch_stats'
@@ -46,7 +48,9 @@ CREATE VIEW pg_stat_prefetch AS
            s.wasted_blocks,
            s.last_scan,
            s.stats_reset,
-           s.prefetch_active_time
+           s.prefetch_active_time,
+           s.loaded_blocks,
+           s.loader_aborts
       FROM bgw_prefetch_stats() s
       LEFT JOIN pg_database d ON d.oid = s.datid
       LEFT JOIN pg_class c

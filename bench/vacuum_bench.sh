@@ -31,6 +31,14 @@
 #	bound	enabled = off, and exactly the heap blocks the VACUUM reads are
 #		already in the OS cache, pinned there with mlock (the best a
 #		prefetcher could do)
+#	sbuf	as on, with bgw_prefetch.read_into = shared_buffers (issue 18:
+#		a buffer loader reads the prefetched blocks into shared buffers)
+#	sbound	enabled = off, and exactly the heap blocks the VACUUM reads are
+#		already in shared buffers: pg_prewarm(vb, 'buffer') over the
+#		planned ranges after the server start, before the timed part
+#		(the best a shared-buffer prefetcher could do; shared_buffers
+#		must hold them: run with e.g. --conf 'shared_buffers = 2GB',
+#		which then applies to every configuration of the run)
 # The machine is shared: a run during which another process dropped the OS
 # cache (/proc/vmstat drop_pagecache) is flagged, and repeated if manual.
 # Workloads: manual VACUUM (VERBOSE) with vacuum_cost_delay = 0 (timed by
@@ -58,8 +66,9 @@
 # Usage: sudo bash bench/vacuum_bench.sh [--quick] [--reps N] [--blocks N]
 #		[--fractions "0.5 1 5 20"] [--av-fractions "1 5 20"]
 #		[--configs "off on on32 bound"] [--av-configs "off on bound"]
-#			(configurations: off on on32 onfa oracle1 oracle4 oracle
-#			bound; the oracles only in --configs)
+#			(configurations: off on on32 onfa sbuf oracle1 oracle4
+#			oracle bound sbound; the oracles and sbound only in
+#			--configs)
 #		[--workloads "manual autovacuum"] [--seed N] [--name NAME]
 #		[--so PATH] [--conf 'name = value' ...] [--no-page-reporting] [--keep]
 #	--quick		manual 1 % and 5 %, autovacuum 5 %; off/on/bound; 3 reps
@@ -124,10 +133,10 @@ while [ $# -gt 0 ]; do
 	esac
 done
 for c in $CONFIGS $AV_CONFIGS; do
-	case "$c" in off|on|on32|onfa|oracle1|oracle4|oracle|bound) ;; *) bad_usage "unknown configuration $c" ;; esac
+	case "$c" in off|on|on32|onfa|sbuf|oracle1|oracle4|oracle|bound|sbound) ;; *) bad_usage "unknown configuration $c" ;; esac
 done
 for c in $AV_CONFIGS; do
-	[[ "$c" != oracle* ]] || bad_usage "$c starts with a manual VACUUM statement: not an --av-configs configuration"
+	[[ "$c" != oracle* && "$c" != sbound ]] || bad_usage "$c needs a manual VACUUM statement: not an --av-configs configuration"
 done
 [ -n "$NAME" ] || { [ "$QUICK" -eq 1 ] && NAME=vacuum_quick || NAME=vacuum; }
 
@@ -169,6 +178,15 @@ for c in ${EXTRA_CONF[@]+"${EXTRA_CONF[@]}"}; do
 done
 start_cluster
 q "CREATE EXTENSION pg_visibility;"
+if [[ " $CONFIGS " == *" sbound "* ]]; then
+	q "CREATE EXTENSION pg_prewarm;"
+fi
+if [[ " $CONFIGS $AV_CONFIGS " == *" sbuf "* ]]; then
+	# the extension script pinned is the one with the shared-buffer columns
+	q "SELECT loaded_blocks, loader_aborts FROM pg_stat_prefetch LIMIT 0" >/dev/null ||
+		die "pg_stat_prefetch has no loaded_blocks column: install this branch's bgw_prefetch--1.0.sql"
+	log "pg_stat_prefetch has loaded_blocks and loader_aborts; shared_buffers = $(q "SHOW shared_buffers")"
+fi
 
 # ---------------------------------------------------------------- table
 
@@ -211,8 +229,9 @@ done
 config_sql()
 {
 	case "$1" in
-		off|oracle*|bound) echo "ALTER SYSTEM SET bgw_prefetch.enabled = off; ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = ''; ALTER SYSTEM SET bgw_prefetch.io_method = io_uring;" ;;
+		off|oracle*|bound|sbound) echo "ALTER SYSTEM SET bgw_prefetch.enabled = off; ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = ''; ALTER SYSTEM SET bgw_prefetch.io_method = io_uring;" ;;
 		on) echo "ALTER SYSTEM SET bgw_prefetch.enabled = on; ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = ''; ALTER SYSTEM SET bgw_prefetch.io_method = io_uring;" ;;
+		sbuf) echo "ALTER SYSTEM SET bgw_prefetch.enabled = on; ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = ''; ALTER SYSTEM SET bgw_prefetch.io_method = io_uring; ALTER SYSTEM SET bgw_prefetch.read_into = shared_buffers;" ;;
 		on32) echo "ALTER SYSTEM SET bgw_prefetch.enabled = on; ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = 'pg_default=32'; ALTER SYSTEM SET bgw_prefetch.io_method = io_uring;" ;;
 		onfa) echo "ALTER SYSTEM SET bgw_prefetch.enabled = on; ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = ''; ALTER SYSTEM SET bgw_prefetch.io_method = fadvise;" ;;
 		*) die "unknown configuration $1" ;;
@@ -247,6 +266,9 @@ make_dirty()
 cold_start()
 {
 	local cfg=$1 dir=$2
+	if [ "$cfg" != sbuf ] && [[ " $CONFIGS $AV_CONFIGS " == *" sbuf "* ]]; then
+		q "ALTER SYSTEM RESET bgw_prefetch.read_into;" >/dev/null
+	fi
 	q "$(config_sql "$cfg") ALTER SYSTEM SET autovacuum = off;" >/dev/null
 	cold_stop
 	PRELOAD=""
@@ -264,6 +286,31 @@ cold_start()
 	# heap blocks in the OS cache when the server starts (0 unless bound)
 	CACHED=$(cached_blocks $(relfiles "$RELPATH"))
 	pg_start
+	[ "$cfg" != sbound ] || prewarm_plan "$dir"
+}
+
+# sbound: read exactly the planned blocks into shared buffers
+# (pg_prewarm 'buffer', one call per run of consecutive blocks); PRELOAD
+# says how long that took.
+prewarm_plan()
+{
+	local dir=$1 t0 t1 n
+	python3 -c "
+import sys
+blocks = [int(l) for l in open('$dir/plan.txt')]
+runs = []
+for b in blocks:
+    if runs and b == runs[-1][1] + 1:
+        runs[-1][1] = b
+    else:
+        runs.append([b, b])
+print('SELECT sum(pg_prewarm(\'vb\', \'buffer\', \'main\', lo, hi)) FROM (VALUES %s) v(lo, hi);'
+      % ', '.join('(%d::int8, %d::int8)' % (lo, hi) for lo, hi in runs))" >"$dir/prewarm.sql"
+	t0=$(date +%s.%N)
+	n=$(psql_ -qAt -f "$dir/prewarm.sql")
+	t1=$(date +%s.%N)
+	[ "$n" -eq "$PLANNED" ] || die "pg_prewarm loaded $n blocks, the plan has $PLANNED"
+	PRELOAD="seconds=$(python3 -c "print('%.3f' % ($t1 - $t0))") prewarmed=$n"
 }
 
 # The oracle: read_plan, ready to read the planned blocks ($2 reads in
@@ -310,7 +357,7 @@ vb_sampler() { start_sampler "$1" vb_sampler "$2" pg_stat_progress_vacuum heap_b
 avlog() { log_since "$1" | sed -n '/automatic vacuum of table "bench.public.vb"/,/elapsed:/p'; }
 
 RUNCSV=$WORK/runs.csv
-echo "workload,fraction,config,rep,seq,seconds,verbose_elapsed,scanned,planned,not_all_visible,read_ms,write_ms,cpu_user,cpu_sys,pf_planned,pf_prefetched,pf_late,pf_wasted,pf_read_ms,pf_scan_ms,pf_active_ms,cached_blocks_at_start,preload_seconds,t_start,load1,machine_cpu_busy_pct,device_read_mb,attempt,foreign_drops,valid,log_line,prev_config" >"$RUNCSV"
+echo "workload,fraction,config,rep,seq,seconds,verbose_elapsed,scanned,planned,not_all_visible,read_ms,write_ms,cpu_user,cpu_sys,pf_planned,pf_prefetched,pf_late,pf_wasted,pf_read_ms,pf_scan_ms,pf_active_ms,cached_blocks_at_start,preload_seconds,t_start,load1,machine_cpu_busy_pct,device_read_mb,attempt,foreign_drops,valid,log_line,prev_config,pf_loaded,pf_loader_aborts" >"$RUNCSV"
 PREV_CONFIG=""			# the configuration of the run before (runs.csv)
 
 # Machine-wide CPU and disk counters around the timed part (cold_bench.sh).
@@ -342,7 +389,7 @@ run_one()
 
 run_attempt()
 {
-	local wl=$1 f=$2 cfg=$3 rep=$4 attempt=$5 dir off secs velapsed scanned readms writems pf t0 t1 logtxt pfline avline
+	local wl=$1 f=$2 cfg=$3 rep=$4 attempt=$5 dir off secs velapsed scanned readms writems pf t0 t1 logtxt pfline avline loaded
 	next_run_dir
 	dir=$RUNDIR
 	make_dirty "$f" "$dir"
@@ -406,15 +453,18 @@ EOF
 		FOREIGN=0	# the pinned blocks survive another drop_caches
 	fi
 	pf=$NO_PF_STATS
+	loaded=""
 	if extension_on "$cfg"; then
 		pf=$(prefetch_stats 4 "relname = 'vb' AND command ILIKE '%vacuum%'")
+		[ "$cfg" != sbuf ] ||
+			loaded=$(q "SELECT loaded_blocks, loader_aborts FROM pg_stat_prefetch WHERE relname = 'vb' AND command ILIKE '%vacuum%'" | tr '|' ',')
 	fi
 	pfline=$(log_since "$off" | grep -i -m1 'bgw_prefetch: .*vacuum of "[^"]*vb"' | sed 's/"/""/g' || true)
 	log_since "$off" >"$dir/server.log"
-	echo "$wl,$f,$cfg,$rep,$SEQ,$secs,$velapsed,$scanned,$PLANNED,$NOTVIS,$readms,$writems,$cpuu,$cpus,$pf,$CACHED,$(echo "$PRELOAD" | sed -n 's/.*seconds=\([0-9.]*\).*/\1/p'),$t0,$load1,$busy,$devmb,$attempt,$FOREIGN,$([ "$FOREIGN" -eq 0 ] && echo 1 || echo 0),\"$pfline\",$PREV_CONFIG" >>"$RUNCSV"
+	echo "$wl,$f,$cfg,$rep,$SEQ,$secs,$velapsed,$scanned,$PLANNED,$NOTVIS,$readms,$writems,$cpuu,$cpus,$pf,$CACHED,$(echo "$PRELOAD" | sed -n 's/.*seconds=\([0-9.]*\).*/\1/p'),$t0,$load1,$busy,$devmb,$attempt,$FOREIGN,$([ "$FOREIGN" -eq 0 ] && echo 1 || echo 0),\"$pfline\",$PREV_CONFIG,${loaded:-,}" >>"$RUNCSV"
 	PREV_CONFIG=$cfg
 	keep_samples "$dir" "$SEQ|"
-	log "$wl $f% $cfg #$rep.$attempt: ${secs} s, scanned ${scanned:-?} (planned $PLANNED), read I/O ${readms:-?} ms, CPU ${cpuu:-?}+${cpus:-?} s, load $load1, machine CPU ${busy:-?} %, disk read ${devmb:-?} MB, pf: $pf"
+	log "$wl $f% $cfg #$rep.$attempt: ${secs} s, scanned ${scanned:-?} (planned $PLANNED), read I/O ${readms:-?} ms, CPU ${cpuu:-?}+${cpus:-?} s, load $load1, machine CPU ${busy:-?} %, disk read ${devmb:-?} MB, pf: $pf${loaded:+, loaded,aborts: $loaded}"
 	[ "${scanned:-x}" = "$PLANNED" ] || log "WARNING: VACUUM scanned ${scanned:-?} pages, the plan says $PLANNED"
 }
 

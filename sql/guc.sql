@@ -21,6 +21,8 @@ SHOW bgw_prefetch.max_distance;
 SHOW bgw_prefetch.tablespace_io_depth;
 SHOW bgw_prefetch.clog_writer_delay;
 SHOW bgw_prefetch.clog_writer_max_pages;
+SHOW bgw_prefetch.read_into;
+SHOW bgw_prefetch.shared_buffers_cap;
 
 -- Types, units, contexts and ranges; nothing else has the prefix.
 SELECT name, setting, unit, vartype, context, min_val, max_val, enumvals
@@ -33,6 +35,7 @@ SELECT name, setting, unit, vartype, context, min_val, max_val, enumvals
 SET bgw_prefetch.enabled = off;
 SET bgw_prefetch.tablespace_io_depth = 'pg_default=8';
 SET bgw_prefetch.max_relations = 2000;
+SET bgw_prefetch.read_into = shared_buffers;
 
 -- The prefix is reserved: a misspelt parameter is an error, not a
 -- placeholder.
@@ -47,6 +50,10 @@ ALTER SYSTEM SET bgw_prefetch.naptime = '0';
 ALTER SYSTEM SET bgw_prefetch.max_distance = -1;
 ALTER SYSTEM SET bgw_prefetch.min_relation_size = -1;
 ALTER SYSTEM SET bgw_prefetch.clog_writer_max_pages = 0;
+ALTER SYSTEM SET bgw_prefetch.read_into = 'shared';
+ALTER SYSTEM SET bgw_prefetch.shared_buffers_cap = 'quarter';
+ALTER SYSTEM SET bgw_prefetch.shared_buffers_cap = -0.1;
+ALTER SYSTEM SET bgw_prefetch.shared_buffers_cap = 0.95;
 
 -- bgw_prefetch.tablespace_io_depth: syntax, range, duplicates, existence.
 ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = 'pg_default';
@@ -64,10 +71,14 @@ ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = '';
 ALTER SYSTEM SET bgw_prefetch.targets = 'autovacuum';
 ALTER SYSTEM SET bgw_prefetch.io_method = 'fadvise';
 ALTER SYSTEM SET bgw_prefetch.max_distance = '16MB';
+ALTER SYSTEM SET bgw_prefetch.read_into = 'shared_buffers';
+ALTER SYSTEM SET bgw_prefetch.shared_buffers_cap = 0.1;
 ALTER SYSTEM RESET bgw_prefetch.tablespace_io_depth;
 ALTER SYSTEM RESET bgw_prefetch.targets;
 ALTER SYSTEM RESET bgw_prefetch.io_method;
 ALTER SYSTEM RESET bgw_prefetch.max_distance;
+ALTER SYSTEM RESET bgw_prefetch.read_into;
+ALTER SYSTEM RESET bgw_prefetch.shared_buffers_cap;
 
 -- Nothing was changed for the running server.
 SELECT name, setting, source

@@ -26,6 +26,13 @@ typedef enum PrefetchTargets
 	PREFETCH_TARGETS_ALL
 } PrefetchTargets;
 
+/* bgw_prefetch.read_into: where pre-read blocks go */
+typedef enum PrefetchReadInto
+{
+	PREFETCH_READ_INTO_OS_CACHE,
+	PREFETCH_READ_INTO_SHARED_BUFFERS	/* also loaded by buffer_loader.c */
+} PrefetchReadInto;
+
 extern bool bgwp_enabled;
 extern bool bgwp_vacuum;
 extern bool bgwp_analyze;
@@ -40,6 +47,8 @@ extern int	bgwp_max_distance;		/* blocks */
 extern char *bgwp_tablespace_io_depth;
 extern int	bgwp_clog_writer_delay; /* ms */
 extern int	bgwp_clog_writer_max_pages;	/* pages per round */
+extern int	bgwp_read_into;			/* PrefetchReadInto */
+extern double bgwp_shared_buffers_cap;	/* fraction of NBuffers */
 
 extern void bgwp_define_gucs(void);
 
@@ -53,6 +62,11 @@ extern int	bgwp_tablespace_depth_lookup(const char *spcname);
 
 extern bool bgwp_loaded_at_startup(void);
 extern void bgwp_require_preload(void);
+struct BackgroundWorkerHandle;
+extern bool bgwp_start_dynamic_worker(const char *function, const char *type,
+									  const char *name, int32 arg,
+									  uint32 generation, int notify_pid,
+									  struct BackgroundWorkerHandle **handle);
 
 /* ---------- stats.c ---------- */
 
@@ -82,6 +96,8 @@ typedef struct ScanReport
 	int64		late_blocks;
 	int64		wasted_blocks;
 	TimestampTz scan_end;
+	int64		loaded_blocks;	/* read_into = shared_buffers: loaded */
+	int64		loader_aborts;	/* loaders that let go or were refused */
 } ScanReport;
 
 extern Size stats_shmem_size(void);

@@ -56,6 +56,17 @@ typedef RelFileNode BgwpRelFile;
 #define BGWP_READ_RECENT_BUFFER(relfile, forknum, blkno, buffer) \
 	ReadRecentBuffer((relfile), (forknum), (blkno), (buffer))
 
+/* ---------- loading blocks into shared buffers (buffer_loader.c) ---------- */
+
+/* Read a block of a relation known by its files only, as recovery does */
+#define BGWP_READ_BUFFER_NO_RELCACHE(relfile, forknum, blkno, permanent) \
+	ReadBufferWithoutRelcache((relfile), (forknum), (blkno), RBM_NORMAL, NULL, \
+							  (permanent))
+
+/* The relation's files as its relcache entry names them */
+#define BGWP_RELATION_FILE(rel) ((rel)->rd_node)
+#define BGWP_SAME_REL_FILE(a, b) RelFileNodeEquals((a), (b))
+
 /* ---------- visibility map layout (private to visibilitymap.c) ---------- */
 
 #define BGWP_VM_MAPSIZE (BLCKSZ - MAXALIGN(SizeOfPageHeaderData))

@@ -46,10 +46,18 @@ int			bgwp_max_distance = 8192;
 char	   *bgwp_tablespace_io_depth = NULL;
 int			bgwp_clog_writer_delay = 200;
 int			bgwp_clog_writer_max_pages = 16;
+int			bgwp_read_into = PREFETCH_READ_INTO_OS_CACHE;
+double		bgwp_shared_buffers_cap = 0.25;
 
 static const struct config_enum_entry targets_options[] = {
 	{"autovacuum", PREFETCH_TARGETS_AUTOVACUUM, false},
 	{"all", PREFETCH_TARGETS_ALL, false},
+	{NULL, 0, false}
+};
+
+static const struct config_enum_entry read_into_options[] = {
+	{"os_cache", PREFETCH_READ_INTO_OS_CACHE, false},
+	{"shared_buffers", PREFETCH_READ_INTO_SHARED_BUFFERS, false},
 	{NULL, 0, false}
 };
 
@@ -309,6 +317,18 @@ bgwp_define_gucs(void)
 							NULL, &bgwp_clog_writer_max_pages, 16, 1, 1024,
 							PGC_SIGHUP, 0,
 							NULL, NULL, NULL);
+	DefineCustomEnumVariable("bgw_prefetch.read_into",
+							 "Where pre-read blocks go: the OS page cache, or shared buffers too.",
+							 "shared_buffers makes the scan find buffer hits; see doc/reference.md for its effect on cost-based vacuum delay.",
+							 &bgwp_read_into, PREFETCH_READ_INTO_OS_CACHE,
+							 read_into_options, PGC_SIGHUP, 0,
+							 NULL, NULL, NULL);
+	DefineCustomRealVariable("bgw_prefetch.shared_buffers_cap",
+							 "Fraction of shared_buffers that blocks loaded ahead of all scans may occupy.",
+							 "Past it, pre-read blocks stay in the OS page cache until the scans catch up.",
+							 &bgwp_shared_buffers_cap, 0.25, 0.0, 0.9,
+							 PGC_SIGHUP, 0,
+							 NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("bgw_prefetch");
 }

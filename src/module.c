@@ -21,11 +21,14 @@
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
+#include "postmaster/bgworker.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
 #include "tcop/utility.h"
+#include "utils/memutils.h"
 
 #include "bgw_prefetch.h"
+#include "buffer_loader.h"
 #include "resolver.h"
 
 PG_MODULE_MAGIC;
@@ -85,10 +88,11 @@ bgwp_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 
-	RequestAddinShmemSpace(add_size(add_size(stats_shmem_size(),
-											 clog_writer_shmem_size()),
-									add_size(monitor_shmem_size(),
-											 resolver_shmem_size())));
+	RequestAddinShmemSpace(add_size(add_size(add_size(stats_shmem_size(),
+													  clog_writer_shmem_size()),
+											 add_size(monitor_shmem_size(),
+													  resolver_shmem_size())),
+									loader_shmem_size()));
 	RequestNamedLWLockTranche(BGWP_LWLOCK_TRANCHE, BGWP_NUM_LWLOCKS);
 }
 
@@ -106,6 +110,7 @@ bgwp_shmem_startup(void)
 	monitor_shmem_startup();
 	resolver_shmem_startup();
 	clog_writer_shmem_startup();
+	loader_shmem_startup();
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -135,6 +140,41 @@ bgwp_process_utility(PlannedStmt *pstmt, const char *queryString,
 	else
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
 								params, queryEnv, dest, qc);
+}
+
+/*
+ * Start a short-lived worker of this library, connected to a database
+ * (a resolver, a buffer loader): never restarted; arg and generation tell
+ * it which request it serves and whether that is still the current one.
+ * The handle lives in TopMemoryContext (the caller frees it).  Returns false
+ * if no background worker slot is free.
+ */
+bool
+bgwp_start_dynamic_worker(const char *function, const char *type,
+						  const char *name, int32 arg, uint32 generation,
+						  int notify_pid, BackgroundWorkerHandle **handle)
+{
+	BackgroundWorker worker;
+	MemoryContext oldcontext;
+	bool		registered;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS |
+		BGWORKER_BACKEND_DATABASE_CONNECTION;
+	worker.bgw_start_time = BgWorkerStart_ConsistentState;
+	worker.bgw_restart_time = BGW_NEVER_RESTART;
+	strcpy(worker.bgw_library_name, "bgw_prefetch");
+	strlcpy(worker.bgw_function_name, function, BGW_MAXLEN);
+	strlcpy(worker.bgw_name, name, BGW_MAXLEN);
+	strlcpy(worker.bgw_type, type, BGW_MAXLEN);
+	worker.bgw_main_arg = Int32GetDatum(arg);
+	memcpy(worker.bgw_extra, &generation, sizeof(generation));
+	worker.bgw_notify_pid = notify_pid;
+
+	oldcontext = MemoryContextSwitchTo(TopMemoryContext);
+	registered = RegisterDynamicBackgroundWorker(&worker, handle);
+	MemoryContextSwitchTo(oldcontext);
+	return registered;
 }
 
 bool

@@ -41,6 +41,7 @@
 
 #include "analyze_plan.h"
 #include "bgw_prefetch.h"
+#include "buffer_loader.h"
 #include "compat.h"
 #include "io_engine.h"
 #include "prefetcher.h"
@@ -86,6 +87,7 @@ typedef struct SubmittedRange
 	BlockNumber start;
 	uint16		nblocks;
 	bool		completed;
+	bool		in_buffers;		/* handed to the buffer loader */
 } SubmittedRange;
 
 typedef struct OpenSegment
@@ -152,6 +154,12 @@ typedef struct PrefetchTarget
 	int			inflight;
 	TimestampTz inflight_since;
 
+	/* read_into = shared_buffers (buffer_loader.c) */
+	bool		loader_tried;	/* a loader was asked for */
+	bool		loading;		/* it is ours: stop it when done */
+	int			handed;			/* ring entries from the head looked at */
+	int64		buffers_ahead;	/* blocks handed, not yet passed */
+
 	/* results */
 	ScanReport report;
 } PrefetchTarget;
@@ -188,6 +196,7 @@ static void end_target(PrefetchTarget *t);
 static void release_target(PrefetchTarget *t);
 static void count_planned_blocks(PrefetchTarget *t, BlockNumber consumer,
 								 uint32 budget);
+static void stop_loader(PrefetchTarget *t);
 
 /*
  * Create the engine with the configured method.  The fallback reason, if
@@ -197,6 +206,7 @@ static void count_planned_blocks(PrefetchTarget *t, BlockNumber consumer,
 void
 prefetcher_start(void)
 {
+	loader_stop_all();			/* no target yet: any loader is an orphan */
 	if (prefetch_context == NULL)
 		prefetch_context = AllocSetContextCreate(TopMemoryContext,
 												 "bgw_prefetch targets",
@@ -818,6 +828,10 @@ retire_consumed(PrefetchTarget *t)
 		if (!r->completed || ((int64) r->start + r->nblocks) > t->last_position)
 			break;
 		t->blocks_ahead -= r->nblocks;
+		if (t->handed > 0)
+			t->handed--;
+		if (r->in_buffers)
+			t->buffers_ahead -= r->nblocks;
 		t->ring_head = (t->ring_head + 1) % BGWP_RANGE_RING;
 		t->ring_count--;
 	}
@@ -859,6 +873,94 @@ count_planned_blocks(PrefetchTarget *t, BlockNumber consumer, uint32 budget)
 		}
 		t->report.planned_blocks += n;
 	}
+}
+
+/* ---------------- loading into shared buffers ---------------- */
+
+/*
+ * Blocks the buffer loaders may still be handed, all targets together:
+ * bgw_prefetch.shared_buffers_cap of shared_buffers, less the blocks
+ * handed that the scans have not passed yet.
+ */
+static int64
+shared_buffers_room(void)
+{
+	int64		room = (int64) (bgwp_shared_buffers_cap * NBuffers);
+
+	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
+		if (targets[i].in_use)
+			room -= targets[i].buffers_ahead;
+	return room;
+}
+
+/*
+ * read_into = shared_buffers: start the target's loader once, then hand it
+ * the target's completed reads in plan order (so it loads the blocks the
+ * scan needs first), skipping those the scan has passed, while *room
+ * allows.  A read that does not fit waits in the OS cache until the scans
+ * free room, or is passed by its scan.  A loader that let go or failed is
+ * not replaced: the target goes on reading into the OS cache only.
+ */
+static void
+load_into_buffers(PrefetchTarget *t, int64 *room)
+{
+	int			slot = t - targets;
+
+	if (bgwp_read_into != PREFETCH_READ_INTO_SHARED_BUFFERS)
+	{
+		stop_loader(t);			/* switched off at reload */
+		return;
+	}
+	if (!t->loader_tried)
+	{
+		t->loader_tried = true;
+		t->loading = loader_start(slot, &t->obs, &t->relfile);
+
+		/*
+		 * Every block read will be loaded: read at full distance from the
+		 * start, as an ANALYZE stream does, so that the loader works well
+		 * ahead of a scan that finds hits and moves fast.
+		 */
+		if (t->loading)
+			t->distance = bgwp_max_distance;
+	}
+	if (!t->loading || !loader_accepting(slot))
+		return;
+	loader_set_consumer(slot, t->last_position);
+	while (t->handed < t->ring_count)
+	{
+		SubmittedRange *r = &t->ranges[(t->ring_head + t->handed) % BGWP_RANGE_RING];
+
+		if (!r->completed)
+			break;
+		if ((int64) r->start + r->nblocks - 1 > t->last_position)
+		{
+			if (r->nblocks > *room ||
+				!loader_offer(slot, r->start, r->nblocks))
+				break;
+			r->in_buffers = true;
+			t->buffers_ahead += r->nblocks;
+			*room -= r->nblocks;
+		}
+		t->handed++;
+	}
+}
+
+/*
+ * Stop the target's loader, if it has one, and account for what it did.
+ */
+static void
+stop_loader(PrefetchTarget *t)
+{
+	LoaderOutcome out;
+
+	if (!t->loading)
+		return;
+	loader_stop(t - targets, &out);
+	t->loading = false;
+	t->report.loaded_blocks += out.loaded_blocks;
+	if (out.aborted)
+		t->report.loader_aborts++;
 }
 
 /* ---------------- target lifecycle ---------------- */
@@ -992,6 +1094,7 @@ end_target(PrefetchTarget *t)
 			!t->abandoned)
 			count_planned_blocks(t, 0, UINT32_MAX);
 		t->state = TARGET_DRAINING;
+		stop_loader(t);
 		if (t->abandoned)
 		{
 			for (int i = 0; i < t->ring_count; i++)
@@ -1023,6 +1126,7 @@ end_target(PrefetchTarget *t)
 static void
 release_target(PrefetchTarget *t)
 {
+	stop_loader(t);
 	if (t->resolve_request >= 0)
 		resolver_release(t->resolve_request);
 	for (int s = 0; s < BGWP_OPEN_SEGMENTS; s++)
@@ -1140,6 +1244,7 @@ void
 prefetcher_step(void)
 {
 	TimestampTz now = GetCurrentTimestamp();
+	int64		buffers_room;
 
 	/* where is every consumer now?  End the scans that are over. */
 	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
@@ -1157,6 +1262,7 @@ prefetcher_step(void)
 
 	/* account for finished reads against the fresh positions */
 	reap_completions();
+	buffers_room = shared_buffers_room();
 
 	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
 	{
@@ -1191,6 +1297,7 @@ prefetcher_step(void)
 				count_planned_blocks(t, (BlockNumber) t->last_position,
 									 BGWP_COUNT_BUDGET);
 			retire_consumed(t);
+			load_into_buffers(t, &buffers_room);
 			if (t->obs.phase == SCAN_PHASE_SCANNING)
 				submit_reads(t);
 		}

@@ -198,12 +198,10 @@ int
 resolver_start(Oid dbid, Oid relid, PrefetchCommand command, bool autovacuum,
 			   int backend_slot, int backend_pid)
 {
-	BackgroundWorker worker;
 	int			request = -1;
 	uint32		generation = next_generation++;
 	ResolveRequest *req;
-	MemoryContext oldcontext;
-	bool		registered;
+	char		name[BGW_MAXLEN];
 
 	LWLockAcquire(resolver_shared->lock, LW_EXCLUSIVE);
 	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
@@ -232,24 +230,10 @@ resolver_start(Oid dbid, Oid relid, PrefetchCommand command, bool autovacuum,
 	req->backend_pid = backend_pid;
 	LWLockRelease(resolver_shared->lock);
 
-	memset(&worker, 0, sizeof(worker));
-	worker.bgw_flags = BGWORKER_SHMEM_ACCESS |
-		BGWORKER_BACKEND_DATABASE_CONNECTION;
-	worker.bgw_start_time = BgWorkerStart_ConsistentState;
-	worker.bgw_restart_time = BGW_NEVER_RESTART;
-	strcpy(worker.bgw_library_name, "bgw_prefetch");
-	strcpy(worker.bgw_function_name, "bgwp_resolver_main");
-	snprintf(worker.bgw_name, BGW_MAXLEN, "bgw_prefetch resolver for relation %u", relid);
-	strcpy(worker.bgw_type, "bgw_prefetch resolver");
-	worker.bgw_main_arg = Int32GetDatum(request);
-	memcpy(worker.bgw_extra, &generation, sizeof(generation));
-	worker.bgw_notify_pid = MyProcPid;
-
-	/* the handle outlives the monitor's per-iteration memory context */
-	oldcontext = MemoryContextSwitchTo(TopMemoryContext);
-	registered = RegisterDynamicBackgroundWorker(&worker, &worker_handles[request]);
-	MemoryContextSwitchTo(oldcontext);
-	if (!registered)
+	snprintf(name, sizeof(name), "bgw_prefetch resolver for relation %u", relid);
+	if (!bgwp_start_dynamic_worker("bgwp_resolver_main", "bgw_prefetch resolver",
+								   name, request, generation, MyProcPid,
+								   &worker_handles[request]))
 	{
 		TimestampTz now = GetCurrentTimestamp();
 

@@ -57,6 +57,8 @@ typedef struct StatsCounters
 	int64		prefetch_wall_us;
 	int64		late_blocks;
 	int64		wasted_blocks;
+	int64		loaded_blocks;
+	int64		loader_aborts;
 	TimestampTz last_scan;
 } StatsCounters;
 
@@ -230,6 +232,8 @@ stats_report_scan(const ScanReport *report)
 		c->prefetch_wall_us += report->prefetch_wall_us;
 		c->late_blocks += report->late_blocks;
 		c->wasted_blocks += report->wasted_blocks;
+		c->loaded_blocks += report->loaded_blocks;
+		c->loader_aborts += report->loader_aborts;
 		c->last_scan = report->scan_end;
 		entry->last_used = tick;
 		SpinLockRelease(&entry->mutex);
@@ -254,7 +258,7 @@ require_stats(void)
 				 errmsg("bgw_prefetch shared memory is not initialized")));
 }
 
-#define STATS_COLS 17
+#define STATS_COLS 19
 
 /*
  * SRF behind the pg_stat_prefetch view.
@@ -314,6 +318,8 @@ bgw_prefetch_stats(PG_FUNCTION_ARGS)
 			nulls[i++] = true;
 		values[i++] = TimestampTzGetDatum(stats_reset);
 		values[i++] = Float8GetDatum(c.prefetch_wall_us / 1000.0);
+		values[i++] = Int64GetDatum(c.loaded_blocks);
+		values[i++] = Int64GetDatum(c.loader_aborts);
 		Assert(i == STATS_COLS);
 
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);

@@ -121,6 +121,18 @@ my @cases = (
 		'100GB', qr/is outside the valid range for parameter "bgw_prefetch.max_distance"/
 	],
 	[
+		'bgw_prefetch.read_into', 'shared_buffers', 'shared_buffers',
+		'buffers', qr/invalid value for parameter "bgw_prefetch.read_into": "buffers"\n.*HINT:  Available values: os_cache, shared_buffers\./
+	],
+	[
+		'bgw_prefetch.shared_buffers_cap', '0.1', '0.1',
+		'10%', qr/invalid value for parameter "bgw_prefetch.shared_buffers_cap": "10%"/
+	],
+	[
+		'bgw_prefetch.shared_buffers_cap', '0.1', '0.1',
+		'1.5', qr/1.5 is outside the valid range for parameter "bgw_prefetch.shared_buffers_cap" \(0 \.\. 0.9\)/
+	],
+	[
 		'bgw_prefetch.enabled', 'on', 'on',
 		'maybe', qr/parameter "bgw_prefetch.enabled" requires a Boolean value/
 	],

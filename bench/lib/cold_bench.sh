@@ -33,6 +33,11 @@ check_pg_extension()
 	[ -f "$SO_SOURCE" ] || die "$SO_SOURCE not found (make -C $ROOT && make -C $ROOT install)"
 	EXTVER=$(sed -n "s/^default_version *= *'\(.*\)'/\1/p" "$SHAREDIR/extension/bgw_prefetch.control")
 	EXTSQL=$SHAREDIR/extension/bgw_prefetch--$EXTVER.sql
+	# a checkout's build (--so): that checkout's extension script goes with
+	# it, so that a branch that changed the SQL is tested with its own
+	if [ -n "${1:-}" ] && [ -f "$(dirname "$1")/bgw_prefetch--$EXTVER.sql" ]; then
+		EXTSQL=$(dirname "$1")/bgw_prefetch--$EXTVER.sql
+	fi
 	[ -f "$EXTSQL" ] || die "$EXTSQL not found"
 }
 
@@ -76,8 +81,9 @@ pg_start() { as_pg "$PGBIN/pg_ctl" -D "$PGDATA" -l "$SERVERLOG" -w -t 600 start 
 pg_stop() { as_pg "$PGBIN/pg_ctl" -D "$PGDATA" -w -t 600 -m fast stop >/dev/null; }
 
 # extension_on CONFIG: does CONFIG run with bgw_prefetch enabled?  (Both
-# benchmarks name those configurations on...: on, on0, ondN, on32, onfa.)
-extension_on() { case "$1" in on*) return 0 ;; *) return 1 ;; esac; }
+# benchmarks name those configurations on...: on, on0, ondN, on32, onfa;
+# and sbuf, read_into = shared_buffers.)
+extension_on() { case "$1" in on*|sbuf) return 0 ;; *) return 1 ;; esac; }
 
 # round_configs ROUND CONFIG...: the configurations of a round, one a
 # line: round 1 in the given order, every later round in an order shuffled
@@ -149,8 +155,8 @@ pin_extension()
 		SO_ORIGIN="not the checkout's build (git $GITREV there then): identify it by its md5"
 	fi
 	# shellcheck disable=SC2034  # used by the sourcing script
-	EXT_META="bgw_prefetch.so md5 $SOMD5, copied from $SO_SOURCE at $SO_TIME and used for every run ($SO_ORIGIN)"
-	log "testing bgw_prefetch.so md5 $SOMD5 (copy of $SO_SOURCE)"
+	EXT_META="bgw_prefetch.so md5 $SOMD5, copied from $SO_SOURCE at $SO_TIME and used for every run ($SO_ORIGIN); SQL objects from $EXTSQL"
+	log "testing bgw_prefetch.so md5 $SOMD5 (copy of $SO_SOURCE), SQL objects from $EXTSQL"
 }
 
 # initdb, and the start of the script's postgresql.conf section: where the

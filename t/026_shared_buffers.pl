@@ -1,0 +1,212 @@
+# bgw_prefetch.read_into = shared_buffers: a slowed VACUUM is served by a
+# buffer loader that reads the planned blocks into shared buffers ahead of
+# it, never more than bgw_prefetch.shared_buffers_cap ahead; and the loader
+# never stands in anyone's way: DROP TABLE, TRUNCATE, VACUUM FULL and DROP
+# DATABASE issued while it loads make it let go at once, and no buffer of
+# the old files survives them.
+#
+# DDL on a table waits for the VACUUM's own ShareUpdateExclusiveLock anyway,
+# so each case checks that the loader lets go (logs it, and leaves) within
+# 2 s while the VACUUM is still running, then cancels the VACUUM and checks
+# that the DDL completes within 2 s.  DROP DATABASE without FORCE counts the
+# backends still connected: it must find the VACUUM's session only.
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use BgwPrefetchTest;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time usleep);
+
+my $node = new_bgwp_node(
+	'shared_buffers', conf => q{
+shared_buffers = 128MB
+bgw_prefetch.read_into = shared_buffers
+bgw_prefetch.shared_buffers_cap = 0.02
+});
+$node->safe_psql('postgres', 'CREATE EXTENSION pg_buffercache');
+my $nbuffers = $node->safe_psql('postgres',
+	"SELECT setting::int FROM pg_settings WHERE name = 'shared_buffers'");
+my $cap_blocks = int(0.02 * $nbuffers);
+
+# 64,000 rows of 900 bytes: 8,000 blocks, all frozen.
+create_frozen_table($node, 'postgres', 'sb', 64000);
+
+# The relation's main-fork blocks in shared buffers, by file.
+sub buffered_blocks
+{
+	my ($db, $filenode, $where) = @_;
+	$where //= 'true';
+	return $node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_buffercache
+		  WHERE relfilenode = $filenode AND relforknumber = 0
+		    AND reldatabase = (SELECT oid FROM pg_database WHERE datname = '$db')
+		    AND $where");
+}
+
+sub filenode
+{
+	my ($db, $table) = @_;
+	return $node->safe_psql($db, "SELECT pg_relation_filenode('$table')");
+}
+
+sub loader_running
+{
+	return $node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'bgw_prefetch buffer loader'"
+	);
+}
+
+# Evict the table from shared buffers (and the node's other caches).
+$node->restart;
+
+# ---- a slowed VACUUM is served from shared buffers, within the cap ----
+
+my $sb_node = filenode('postgres', 'sb');
+my $reads_before = $node->safe_psql('postgres',
+	"SELECT heap_blks_read FROM pg_statio_user_tables WHERE relname = 'sb'");
+my ($s, $vacuum_pid) =
+  start_slow($node, 'postgres', 'VACUUM (DISABLE_PAGE_SKIPPING) sb', '10ms', 10);
+
+my ($samples, $ahead_max, $ahead_seen) = (0, 0, 0);
+while (1)
+{
+	my $running = $node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_stat_progress_vacuum WHERE pid = $vacuum_pid AND phase = 'scanning heap'"
+	);
+	last unless $running;
+	# buffers first, then the position: the scan only moves forward, so
+	# blocks ahead of the later position were ahead of it when sampled
+	my $blocks = $node->safe_psql('postgres',
+		"SELECT coalesce(string_agg(relblocknumber::text, ','), '') FROM pg_buffercache
+		  WHERE relfilenode = $sb_node AND relforknumber = 0
+		    AND reldatabase = (SELECT oid FROM pg_database WHERE datname = 'postgres')");
+	my $scanned = $node->safe_psql('postgres',
+		"SELECT coalesce(max(heap_blks_scanned), -1) FROM pg_stat_progress_vacuum WHERE pid = $vacuum_pid"
+	);
+	last if $scanned < 0;
+	my $ahead = grep { $_ > $scanned } split(/,/, $blocks);
+	$samples++;
+	$ahead_max = $ahead if $ahead > $ahead_max;
+	$ahead_seen++ if $ahead > 0;
+	usleep(100_000);
+}
+$s->query_safe('SELECT pg_stat_force_next_flush()');    # the VACUUM is over
+$s->query_safe('SELECT 1');
+quit_session($s);
+cmp_ok($samples, '>=', 5, "VACUUM sampled $samples times while scanning");
+cmp_ok($ahead_seen, '>=', 2,
+	"blocks of the table were in shared buffers ahead of the scan ($ahead_seen samples)");
+cmp_ok($ahead_max, '<=', $cap_blocks,
+	"never more than the cap ($cap_blocks blocks) ahead of the scan (at most $ahead_max)");
+ok( $node->poll_query_until(
+		'postgres',
+		"SELECT scans = 1 AND loaded_blocks > 4000 AND loader_aborts = 0
+		   FROM pg_stat_prefetch WHERE relid = 'sb'::regclass AND command = 'vacuum'"),
+	'pg_stat_prefetch counts the blocks loaded into shared buffers');
+my $vacuum_reads = $node->safe_psql('postgres',
+	"SELECT heap_blks_read - $reads_before FROM pg_statio_user_tables WHERE relname = 'sb'");
+cmp_ok($vacuum_reads, '<', 4000,
+	"the VACUUM found most of the 8000 blocks in shared buffers ($vacuum_reads read)");
+ok($node->poll_query_until('postgres', 'SELECT ' . loader_running() . ' = 0'),
+	'the loader exits with the scan');
+
+# ---- DDL issued while the loader holds its lock ----
+
+# Start a slowed VACUUM of $table in $db and wait until its loader loads.
+sub start_loaded_vacuum
+{
+	my ($db, $table) = @_;
+	my $fn = filenode($db, $table);
+	my ($vs, $pid) =
+	  start_slow($node, $db, "VACUUM (DISABLE_PAGE_SKIPPING) $table", '10ms', 10);
+	my $loading = 0;
+	for (1 .. 200)
+	{
+		if (loader_running() > 0 && buffered_blocks($db, $fn) > 100)
+		{
+			$loading = 1;
+			last;
+		}
+		usleep(50_000);
+	}
+	ok($loading, "the loader loads $db.$table");
+	return ($vs, $pid, $fn);
+}
+
+# $ddl on $table while it is loaded: the loader lets go at once, the DDL
+# completes once the VACUUM is cancelled, and no buffer of the old files is
+# left.
+sub ddl_lets_go_ok
+{
+	my ($table, $ddl) = @_;
+	create_frozen_table($node, 'postgres', $table, 32000);
+	$node->restart;
+	my ($vs, $pid, $fn) = start_loaded_vacuum('postgres', $table);
+	my $log_offset = -s $node->logfile;
+
+	my $ds = $node->background_psql('postgres', on_error_stop => 0);
+	my $t0 = time;
+	$ds->query_until(qr/ddl starts/, "\\echo ddl starts\n$ddl;\n\\echo ddl done\n");
+	$node->wait_for_log(
+		qr/buffer loader for relation \d+ let go: a conflicting lock is awaited/,
+		$log_offset);
+	my $let_go = time - $t0;
+	cmp_ok($let_go, '<', 2, sprintf("$ddl: the loader let go in %.3f s", $let_go));
+	ok($node->poll_query_until('postgres', 'SELECT ' . loader_running() . ' = 0'),
+		"$ddl: the loader exited");
+
+	$node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
+	my $t1 = time;
+	$ds->query_until(qr/ddl done/, '');
+	my $took = time - $t1;
+	cmp_ok($took, '<', 2,
+		sprintf("$ddl: completes %.3f s after the VACUUM is cancelled", $took));
+	quit_session($ds);
+	quit_session($vs);
+	is(buffered_blocks('postgres', $fn), 0,
+		"$ddl: no buffer of the old files is left");
+	return;
+}
+
+ddl_lets_go_ok('sb_drop', 'DROP TABLE sb_drop');
+ddl_lets_go_ok('sb_trunc', 'TRUNCATE sb_trunc');
+ddl_lets_go_ok('sb_full', 'VACUUM FULL sb_full');
+
+# ---- DROP DATABASE of the scan's database ----
+
+$node->safe_psql('postgres', 'CREATE DATABASE sbdb');
+$node->safe_psql('sbdb', 'CREATE EXTENSION bgw_prefetch');
+create_frozen_table($node, 'sbdb', 'sbt', 32000);
+$node->restart;
+my ($vs, $pid, $fn) = start_loaded_vacuum('sbdb', 'sbt');
+my $log_offset = -s $node->logfile;
+my ($ret, $stdout, $stderr) =
+  $node->psql('postgres', 'DROP DATABASE sbdb');
+isnt($ret, 0, 'DROP DATABASE of a database in use fails');
+like(
+	$stderr,
+	qr/There is 1 other session using the database/,
+	'DROP DATABASE waited for the VACUUM\'s session only, not for the loader');
+ok( $node->log_contains(
+		qr/buffer loader for relation \d+ let go: a conflicting lock is awaited/,
+		$log_offset),
+	'the loader let go for DROP DATABASE');
+my $t0 = time;
+$node->safe_psql('postgres', 'DROP DATABASE sbdb WITH (FORCE)');
+my $took = time - $t0;
+cmp_ok($took, '<', 2, sprintf('DROP DATABASE (FORCE) took %.3f s', $took));
+quit_session($vs);
+is( $node->safe_psql('postgres',
+		"SELECT count(*) FROM pg_buffercache b
+		  WHERE reldatabase <> 0 AND NOT EXISTS
+		        (SELECT FROM pg_database d WHERE d.oid = b.reldatabase)"),
+	0,
+	'no buffer of the dropped database is left');
+
+no_crash_ok($node, 'no process crashed');
+$node->stop;
+done_testing();
