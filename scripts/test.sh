@@ -7,7 +7,9 @@
 # SKIP_DEPS=1), build with warnings as errors, install into the PostgreSQL 15
 # directories, static checks (cppcheck, clang-tidy with the repository's
 # configs), unit tests (make check-unit), then "make installcheck": the
-# pg_regress tests on a temporary instance and the TAP tests under t/.
+# pg_regress tests on a temporary instance and the TAP tests under t/; last,
+# test/clog_mutation.sh skip_write (the CLOG crash loop must fail on a
+# writer that marks pages clean without writing them).
 #
 # initdb refuses to run as root, so when started as root everything but the
 # package and library install runs as the "postgres" user in a copy of the
@@ -102,7 +104,7 @@ else
 		record deps PASS
 	else
 		record deps FAIL
-		abort_after build install cppcheck clang-tidy unit regress tap
+		abort_after build install cppcheck clang-tidy unit regress tap mutation
 	fi
 fi
 
@@ -122,14 +124,14 @@ if bgwp_build "$TREE"; then
 	record build PASS
 else
 	record build FAIL
-	abort_after install cppcheck clang-tidy unit regress tap
+	abort_after install cppcheck clang-tidy unit regress tap mutation
 fi
 
 if bgwp_install "$TREE"; then
 	record install PASS
 else
 	record install FAIL
-	abort_after cppcheck clang-tidy unit regress tap
+	abort_after cppcheck clang-tidy unit regress tap mutation
 fi
 
 # ---------------------------------------------------------------- static checks
@@ -204,6 +206,21 @@ else
 			[ -e "$f" ] && show_log "$f" 150
 		done
 	done
+fi
+
+# ---------------------------------------------------------------- mutation
+# Does the CLOG crash loop catch a broken writer?  test/clog_mutation.sh
+# installs a build whose writer marks pages clean without writing them,
+# runs t/032 against it (it must fail), and reinstalls this tree's build.
+# Only with the whole TAP suite (not with PROVE_TESTS) and as root.
+if [ -n "${PROVE_TESTS:-}" ]; then
+	record mutation "skipped (PROVE_TESTS)"
+elif ! bgwp_is_root; then
+	record mutation "skipped (needs root)"
+elif bash "$BGWP_ROOT/test/clog_mutation.sh" skip_write; then
+	record mutation PASS
+else
+	record mutation FAIL
 fi
 
 finish
