@@ -23,7 +23,9 @@ CREATE FUNCTION bgw_prefetch_stats(
     OUT stats_reset timestamp with time zone,
     OUT prefetch_active_time double precision,
     OUT loaded_blocks bigint,
-    OUT loader_aborts bigint
+    OUT loader_aborts bigint,
+    OUT skipped_scans bigint,
+    OUT last_skip_reason text
 )
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'bgw_prefetch_stats'
@@ -50,7 +52,9 @@ CREATE VIEW pg_stat_prefetch AS
            s.stats_reset,
            s.prefetch_active_time,
            s.loaded_blocks,
-           s.loader_aborts
+           s.loader_aborts,
+           s.skipped_scans,
+           s.last_skip_reason
       FROM bgw_prefetch_stats() s
       LEFT JOIN pg_database d ON d.oid = s.datid
       LEFT JOIN pg_class c

@@ -98,6 +98,8 @@ typedef struct ScanReport
 	TimestampTz scan_end;
 	int64		loaded_blocks;	/* read_into = shared_buffers: loaded */
 	int64		loader_aborts;	/* loaders that let go or were refused */
+	char		skip_reason[96];	/* non-empty: not planned from its first
+									 * block, and why */
 } ScanReport;
 
 extern Size stats_shmem_size(void);

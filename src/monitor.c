@@ -245,14 +245,13 @@ monitor_iteration(int64 *targets_served)
 		if (scan_recently_announced())
 			nstarting = resolver_take_first_scans(starting, BGWP_MAX_TARGETS);
 		for (int i = 0; i < nstarting; i++)
-			if (prefetcher_start_announced(&starting[i]))
-				(*targets_served)++;
+			prefetcher_start_announced(&starting[i]);
 		nfound = targets_discover(found, BGWP_MAX_TARGETS, &autovacuum_running);
 	}
 	for (int i = 0; i < nfound; i++)
-		if (prefetcher_track(&found[i]))
-			(*targets_served)++;
+		prefetcher_track(&found[i]);
 	prefetcher_step();
+	*targets_served += prefetcher_take_started();
 	publish_state(*targets_served);
 	return prefetcher_active_targets() > 0 || autovacuum_running;
 }

@@ -106,6 +106,8 @@ typedef struct PrefetchTarget
 	bool		abandoned;		/* ended without the consumer finishing */
 	bool		awaiting_start; /* started from an announcement, scan not
 								 * seen yet */
+	Oid			scanned_after;	/* awaiting_start: the relation its VACUUM
+								 * processes before this one, or InvalidOid */
 	bool		autovacuum;
 
 	/* consumer figures */
@@ -191,12 +193,17 @@ static IoEngine *engine = NULL;
 static const char *fallback_reason = NULL;
 static MemoryContext prefetch_context = NULL;
 
+/* New targets since the last prefetcher_take_started() */
+static int	targets_started = 0;
+
 static void activate_target(PrefetchTarget *t);
 static void end_target(PrefetchTarget *t);
 static void release_target(PrefetchTarget *t);
 static void count_planned_blocks(PrefetchTarget *t, BlockNumber consumer,
 								 uint32 budget);
 static void stop_loader(PrefetchTarget *t);
+static void start_next_scan(int backend_pid, TimestampTz backend_start,
+							Oid dbid, Oid relid);
 
 /*
  * Create the engine with the configured method.  The fallback reason, if
@@ -354,19 +361,22 @@ init_target(PrefetchTarget *t, const TargetObservation *obs)
 
 /*
  * Start serving a scan, unless it is already served or not wanted.
- * Returns true if it is a new target.
  */
-bool
+void
 prefetcher_track(const TargetObservation *obs)
 {
 	PrefetchTarget *t;
 
 	if (!wanted(obs->command, obs->autovacuum))
-		return false;
+		return;
 	t = free_target_for(obs);
 	if (t == NULL)
-		return false;
+		return;
 	init_target(t, obs);
+	targets_started++;
+	/* the relation its VACUUM scans next can be planned before it starts */
+	if (!obs->autovacuum && obs->command == PREFETCH_CMD_VACUUM)
+		start_next_scan(obs->pid, obs->proc_start, obs->dbid, obs->relid);
 
 	/* a manual command's backend may have resolved the relation already */
 	if (!obs->autovacuum &&
@@ -376,7 +386,7 @@ prefetcher_track(const TargetObservation *obs)
 		elog(DEBUG1, "bgw_prefetch: relation %u resolved by its backend, consumer at block %lld",
 			 obs->relid, (long long) obs->position);
 		activate_target(t);
-		return true;
+		return;
 	}
 
 	t->resolve_request = resolver_start(obs->dbid, obs->relid, obs->command,
@@ -388,19 +398,20 @@ prefetcher_track(const TargetObservation *obs)
 	}
 	else
 		t->state = TARGET_RESOLVING;
-	return true;
 }
 
 /*
- * Start prefetching the relation a manual VACUUM announced it scans first,
- * from block 0, before its scan appears in progress reporting (see
- * resolver_take_first_scans()).  The target waits for the scan
- * (awaiting_start) at most BGWP_AWAIT_START_MS, having read no more than
- * its distance; it is adopted by the scan when that shows up with the same
- * relation size.  Returns true if it is a new target.
+ * Start prefetching a relation a manual VACUUM announced, from block 0,
+ * before its scan appears in progress reporting: the relation it scans
+ * first (resolver_take_first_scans()), or the one it scans right after a
+ * served one (start_next_scan()).  The target waits for the scan
+ * (awaiting_start), having read no more than its distance: while its VACUUM
+ * is still processing the relation before it, and else at most
+ * BGWP_AWAIT_START_MS; it is adopted by the scan when that shows up with the
+ * same relation size.  Returns true if it is a new target.
  */
-bool
-prefetcher_start_announced(const AnnouncedScan *a)
+static bool
+start_announced_target(const AnnouncedScan *a)
 {
 	TargetObservation obs;
 	PrefetchTarget *t;
@@ -420,6 +431,7 @@ prefetcher_start_announced(const AnnouncedScan *a)
 		return false;
 	init_target(t, &obs);
 	t->awaiting_start = true;
+	t->scanned_after = a->scanned_after;
 	t->rel = a->rel;
 	activate_target(t);
 	if (t->state != TARGET_ACTIVE ||
@@ -430,7 +442,47 @@ prefetcher_start_announced(const AnnouncedScan *a)
 	}
 	elog(DEBUG1, "bgw_prefetch: relation %u announced by its VACUUM, prefetching from block 0 of %u",
 		 a->relid, t->nblocks);
+	targets_started++;
 	return true;
+}
+
+/*
+ * Start the relation a manual VACUUM scans first, and the one it scans
+ * after that.
+ */
+void
+prefetcher_start_announced(const AnnouncedScan *a)
+{
+	(void) start_announced_target(a);
+	start_next_scan(a->backend_pid, a->backend_start, a->dbid, a->relid);
+}
+
+/*
+ * The VACUUM of backend (pid, start) is being served on relid: start the
+ * relation it announced it scans next (a TOAST table after its table), so
+ * that it is planned from block 0 while the VACUUM is still on relid.  One
+ * relation ahead only: each is started when the one before it is served.
+ */
+static void
+start_next_scan(int backend_pid, TimestampTz backend_start, Oid dbid, Oid relid)
+{
+	AnnouncedScan next;
+
+	if (resolver_take_next_scan(backend_pid, backend_start, dbid, relid, &next))
+		(void) start_announced_target(&next);
+}
+
+/*
+ * How many targets were started since the last call (for the monitor's
+ * targets_served).
+ */
+int
+prefetcher_take_started(void)
+{
+	int			n = targets_started;
+
+	targets_started = 0;
+	return n;
 }
 
 /* ---------------- relation files ---------------- */
@@ -1077,6 +1129,24 @@ log_scan(const PrefetchTarget *t)
 }
 
 /*
+ * Why a finished scan's plan is not the whole scan's, for pg_stat_prefetch
+ * (empty if it is): it was only watched (temporary table, ANALYZE sample too
+ * sparse, ...), or a VACUUM was joined after its first block, when the
+ * blocks it read before can no longer be known (it has set their
+ * visibility map bits since).
+ */
+static void
+skip_reason_of(const PrefetchTarget *t, char *buf, size_t len)
+{
+	if (t->why_not[0] != '\0')
+		strlcpy(buf, t->why_not, len);
+	else if (t->obs.command == PREFETCH_CMD_VACUUM && t->join_block > 0)
+		snprintf(buf, len, "joined at block %lld", (long long) t->join_block);
+	else
+		buf[0] = '\0';
+}
+
+/*
  * The scan is over.  Count what was prefetched beyond the consumer's last
  * position as wasted if the consumer did not finish, and stop submitting;
  * the target is released once its reads are drained.
@@ -1111,7 +1181,15 @@ end_target(PrefetchTarget *t)
 
 	t->report.scan_blocks = Max(t->obs.position - t->first_progress, 0);
 	t->report.scan_end = GetCurrentTimestamp();
-	if (t->report.scan_time_us > 0 || t->report.scan_blocks > 0)
+	skip_reason_of(t, t->report.skip_reason, sizeof(t->report.skip_reason));
+
+	/*
+	 * A scan started from block 0 may be over before the monitor ever saw
+	 * it advance (a small or mostly skipped relation): it was planned all
+	 * the same, and is counted.
+	 */
+	if (t->report.scan_time_us > 0 || t->report.scan_blocks > 0 ||
+		(!t->abandoned && t->report.planned_blocks > 0))
 		stats_report_scan(&t->report);
 	if (!t->abandoned && engine != NULL)
 		learn_read_cost(t);
@@ -1173,6 +1251,7 @@ scan_started(PrefetchTarget *t, ObserveResult result,
 	if (result == OBSERVE_WATCHED && same_scan(obs, &t->obs))
 	{
 		t->awaiting_start = false;
+		start_next_scan(t->obs.pid, t->obs.proc_start, t->obs.dbid, t->obs.relid);
 		/* the file grew or shrank in between: the plan is not the scan's */
 		if (obs->total != t->obs.total)
 		{
@@ -1183,6 +1262,14 @@ scan_started(PrefetchTarget *t, ObserveResult result,
 	}
 	if (scan_completed(t))
 		;						/* over between two looks */
+	else if (OidIsValid(t->scanned_after) &&
+			 (result == OBSERVE_PHASE_DONE ||
+			  (result == OBSERVE_WATCHED && obs->relid == t->scanned_after)))
+	{
+		/* its VACUUM is still processing the relation before it */
+		t->tracked_at = now;
+		*waiting = true;
+	}
 	else if (result == OBSERVE_GONE || result == OBSERVE_WATCHED)
 		t->abandoned = true;	/* gone, or scanning something else */
 	else if (TimestampDifferenceExceeds(t->tracked_at, now, BGWP_AWAIT_START_MS))

@@ -105,6 +105,7 @@ typedef struct AnnouncedRelation
 {
 	bool		in_use;
 	bool		scanned_first;	/* a VACUUM's first scan: start it early */
+	Oid			scanned_after;	/* the VACUUM scans it right after this one */
 	int			backend_slot;	/* in the backend status array */
 	int			backend_pid;
 	TimestampTz backend_start;	/* with the pid, tells a reused pid apart */
@@ -619,7 +620,7 @@ bgwp_resolver_main(Datum main_arg)
  */
 static void
 announce_relation(Oid relid, PrefetchCommand command, const VacuumOptions *opts,
-				  bool scanned_first)
+				  bool scanned_first, Oid scanned_after)
 {
 	ResolveRequest req;
 	ResolvedRelation res;
@@ -649,6 +650,7 @@ announce_relation(Oid relid, PrefetchCommand command, const VacuumOptions *opts,
 	}
 	slot->in_use = true;
 	slot->scanned_first = scanned_first;
+	slot->scanned_after = scanned_after;
 	slot->backend_slot = BGWP_MY_BACKEND_STATUS_SLOT();
 	slot->backend_pid = MyProcPid;
 	slot->backend_start = MyStartTimestamp;
@@ -676,13 +678,20 @@ toast_relid_of(Oid relid)
 
 /*
  * Resolve and announce the relations a statement names, at most
- * MAX_ANNOUNCED_PER_STATEMENT.
+ * MAX_ANNOUNCED_PER_STATEMENT.  A VACUUM scans them in this order, each
+ * relation followed by its TOAST table (vacuum_rel() processes the TOAST
+ * table right after its relation): each VACUUM announcement records the
+ * relation scanned just before it, so that the monitor can start it, from
+ * block 0, while that one is still being processed (a TOAST table that
+ * skips most of its blocks is scanned in milliseconds, too fast to be
+ * joined at its start once it shows in progress reporting).
  */
 static void
 announce_statement_relations(const VacuumStmt *stmt, bool do_vacuum,
 							 bool do_analyze, const VacuumOptions *opts)
 {
 	int			announced = 0;
+	Oid			previous = InvalidOid;	/* the VACUUM's previous relation */
 	ListCell   *lc;
 
 	foreach(lc, stmt->rels)
@@ -702,20 +711,25 @@ announce_statement_relations(const VacuumStmt *stmt, bool do_vacuum,
 			/* the command scans the relations in this order, the first at once */
 			if (announced >= MAX_ANNOUNCED_PER_STATEMENT)
 				return;
-			announce_relation(relid, PREFETCH_CMD_VACUUM, opts, announced == 0);
+			announce_relation(relid, PREFETCH_CMD_VACUUM, opts, announced == 0,
+							  previous);
 			announced++;
+			previous = relid;
 			if (OidIsValid(toastrelid) && !opts->skip_toast)
 			{
 				if (announced++ >= MAX_ANNOUNCED_PER_STATEMENT)
 					return;
-				announce_relation(toastrelid, PREFETCH_CMD_VACUUM, opts, false);
+				announce_relation(toastrelid, PREFETCH_CMD_VACUUM, opts, false,
+								  relid);
+				previous = toastrelid;
 			}
 		}
 		if (do_analyze)
 		{
 			if (announced++ >= MAX_ANNOUNCED_PER_STATEMENT)
 				return;
-			announce_relation(relid, PREFETCH_CMD_ANALYZE, opts, false);
+			announce_relation(relid, PREFETCH_CMD_ANALYZE, opts, false,
+							  InvalidOid);
 		}
 	}
 }
@@ -838,6 +852,20 @@ resolver_take_announced(Oid dbid, Oid relid, PrefetchCommand command,
 	return found;
 }
 
+/* Hand over one announcement; the caller holds the lock exclusively. */
+static void
+hand_over(AnnouncedRelation *a, AnnouncedScan *out)
+{
+	out->backend_slot = a->backend_slot;
+	out->backend_pid = a->backend_pid;
+	out->backend_start = a->backend_start;
+	out->dbid = a->dbid;
+	out->relid = a->relid;
+	out->scanned_after = a->scanned_after;
+	out->rel = a->result;
+	a->in_use = false;
+}
+
 /*
  * Hand over (and free) the announcements of relations a VACUUM is about to
  * scan first, so that the monitor can start prefetching them before the
@@ -858,17 +886,38 @@ resolver_take_first_scans(AnnouncedScan *out, int max)
 	{
 		AnnouncedRelation *a = &resolver_shared->announced[i];
 
-		if (!a->in_use || !a->scanned_first)
-			continue;
-		out[n].backend_slot = a->backend_slot;
-		out[n].backend_pid = a->backend_pid;
-		out[n].backend_start = a->backend_start;
-		out[n].dbid = a->dbid;
-		out[n].relid = a->relid;
-		out[n].rel = a->result;
-		a->in_use = false;
-		n++;
+		if (a->in_use && a->scanned_first)
+			hand_over(a, &out[n++]);
 	}
 	LWLockRelease(resolver_shared->lock);
 	return n;
+}
+
+/*
+ * Hand over (and free) the announcement of the relation the VACUUM of
+ * backend (pid, start) scans right after relid, if there is one: the
+ * monitor starts it as soon as relid is served, so that it is planned from
+ * block 0 before the VACUUM reaches it (see announce_statement_relations()).
+ */
+bool
+resolver_take_next_scan(int backend_pid, TimestampTz backend_start, Oid dbid,
+						Oid relid, AnnouncedScan *out)
+{
+	bool		found = false;
+
+	LWLockAcquire(resolver_shared->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < BGWP_MAX_TARGETS && !found; i++)
+	{
+		AnnouncedRelation *a = &resolver_shared->announced[i];
+
+		if (a->in_use && a->command == PREFETCH_CMD_VACUUM &&
+			a->backend_pid == backend_pid && a->backend_start == backend_start &&
+			a->dbid == dbid && a->scanned_after == relid)
+		{
+			hand_over(a, out);
+			found = true;
+		}
+	}
+	LWLockRelease(resolver_shared->lock);
+	return found;
 }

@@ -69,10 +69,14 @@ typedef struct AnnouncedScan
 	TimestampTz backend_start;
 	Oid			dbid;
 	Oid			relid;
+	Oid			scanned_after;	/* scanned right after this relation, or
+								 * InvalidOid if first */
 	ResolvedRelation rel;
 } AnnouncedScan;
 
 extern int	resolver_take_first_scans(AnnouncedScan *out, int max);
+extern bool resolver_take_next_scan(int backend_pid, TimestampTz backend_start,
+									Oid dbid, Oid relid, AnnouncedScan *out);
 
 extern PGDLLEXPORT void bgwp_resolver_main(Datum main_arg);
 

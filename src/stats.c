@@ -60,6 +60,8 @@ typedef struct StatsCounters
 	int64		loaded_blocks;
 	int64		loader_aborts;
 	TimestampTz last_scan;
+	int64		skipped_scans;	/* scans not planned from their first block */
+	char		last_skip_reason[96];	/* of the last scan; empty if planned */
 } StatsCounters;
 
 typedef struct StatsEntry
@@ -235,6 +237,10 @@ stats_report_scan(const ScanReport *report)
 		c->loaded_blocks += report->loaded_blocks;
 		c->loader_aborts += report->loader_aborts;
 		c->last_scan = report->scan_end;
+		if (report->skip_reason[0] != '\0')
+			c->skipped_scans++;
+		memcpy(c->last_skip_reason, report->skip_reason,
+			   sizeof(c->last_skip_reason));
 		entry->last_used = tick;
 		SpinLockRelease(&entry->mutex);
 	}
@@ -258,7 +264,7 @@ require_stats(void)
 				 errmsg("bgw_prefetch shared memory is not initialized")));
 }
 
-#define STATS_COLS 19
+#define STATS_COLS 21
 
 /*
  * SRF behind the pg_stat_prefetch view.
@@ -320,6 +326,11 @@ bgw_prefetch_stats(PG_FUNCTION_ARGS)
 		values[i++] = Float8GetDatum(c.prefetch_wall_us / 1000.0);
 		values[i++] = Int64GetDatum(c.loaded_blocks);
 		values[i++] = Int64GetDatum(c.loader_aborts);
+		values[i++] = Int64GetDatum(c.skipped_scans);
+		if (c.last_skip_reason[0] != '\0')
+			values[i++] = CStringGetTextDatum(c.last_skip_reason);
+		else
+			nulls[i++] = true;
 		Assert(i == STATS_COLS);
 
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);

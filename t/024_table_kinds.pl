@@ -4,7 +4,9 @@
 # - unlogged table and materialized view: prefetched;
 # - temporary table: only watched, 'temporary table' in the live view, the
 #   log and (nothing prefetched) in pg_stat_prefetch;
-# - TOAST table: its own target when VACUUM gets to it, prefetched;
+# - TOAST table: its own target when VACUUM gets to it, prefetched; a
+#   mostly skipped one is planned exactly (VACUUM VERBOSE's "scanned"), as
+#   its table is;
 # - partitions: VACUUM and ANALYZE of a partitioned table serve each
 #   partition;
 # - inheritance children: ANALYZE of the parent follows the child being
@@ -131,6 +133,11 @@ is(stats_of(oid_of('mv'), 'vacuum'), '1|t|t', 'materialized view: VACUUM prefetc
 			'postgres',
 			"SELECT sum(prefetched_blocks) FROM pg_stat_prefetch WHERE relid = $tt"),
 		'0', 'temporary table: nothing was prefetched');
+	is( $node->safe_psql(
+			'postgres',
+			"SELECT skipped_scans > 0 AND skipped_scans = scans, last_skip_reason
+			   FROM pg_stat_prefetch WHERE relid = $tt AND command = 'vacuum'"),
+		't|temporary table', 'temporary table: every scan counted as skipped, with the reason');
 }
 
 # ---- TOAST table: out-of-line values, not compressed
@@ -154,6 +161,63 @@ VACUUM (FREEZE) toasty;
 	is(stats_of($toast, 'vacuum'), '1|t|t', 'TOAST table: served as a target of its own, prefetched');
 	ok( $node->wait_for_log(qr/bgw_prefetch: vacuum of "pg_toast\.pg_toast_\d+" .* done:/, $offset),
 		'TOAST table: logged under its own name');
+}
+
+# ---- TOAST table, as a VACUUM meets it in real life: frozen, then a few
+# rows updated and a few documents appended to, so that the VACUUM skips
+# most of both relations.  Each relation it scans is planned exactly: the
+# planned blocks are VACUUM VERBOSE's "scanned" pages, for the table and for
+# its TOAST table (which vacuum_rel() processes as a second scan of its own,
+# started by the monitor from block 0 while the table is still processed).
+# ANALYZE does not process the TOAST table.
+{
+	$node->safe_psql(
+		'postgres', q{
+CREATE TABLE tst (id int, doc text) WITH (autovacuum_enabled = off,
+                                         toast.autovacuum_enabled = off);
+ALTER TABLE tst ALTER COLUMN doc SET STORAGE EXTERNAL;
+INSERT INTO tst SELECT g, repeat(md5(g::text), 250) FROM generate_series(1, 6000) g;
+VACUUM (FREEZE) tst;
+UPDATE tst SET id = id WHERE id % 50 = 0;
+UPDATE tst SET doc = doc || 'x' WHERE id % 100 = 1;
+});
+	my $main = oid_of('tst');
+	my $toast = $node->safe_psql('postgres',
+		"SELECT reltoastrelid FROM pg_class WHERE oid = $main");
+	reset_stats();
+	my ($ret, $out, $verbose) = $node->psql('postgres', 'VACUUM (VERBOSE) tst');
+	is($ret, 0, 'mostly skipped TOAST: VACUUM (VERBOSE) ran');
+	my %scanned;
+	while ($verbose =~ /finished vacuuming "postgres\.(\S+)".*?\npages: \d+ removed, \d+ remain, (\d+) scanned/g)
+	{
+		$scanned{$1} = $2;
+	}
+	my $toastname = "pg_toast.pg_toast_$main";
+	ok(defined $scanned{'public.tst'} && defined $scanned{$toastname},
+		"VACUUM VERBOSE reported both relations");
+	cmp_ok($scanned{$toastname}, '<', $node->safe_psql('postgres',
+			"SELECT pg_relation_size($toast) / 8192") / 2,
+		"the TOAST VACUUM skipped most of its relation ($scanned{$toastname} scanned)");
+	for my $rel ([ 'public.tst', $main ], [ $toastname, $toast ])
+	{
+		my ($name, $relid) = @$rel;
+		stats_of($relid, 'vacuum');
+		is( $node->safe_psql(
+				'postgres',
+				"SELECT scans, planned_blocks, skipped_scans, last_skip_reason IS NULL
+				   FROM pg_stat_prefetch WHERE relid = $relid AND command = 'vacuum'"),
+			"1|$scanned{$name}|0|t",
+			"$name: planned blocks = VACUUM VERBOSE's scanned pages, not skipped");
+	}
+	$node->safe_psql('postgres', 'ANALYZE tst');
+	stats_of($main, 'analyze');
+	is( $node->safe_psql(
+			'postgres',
+			"SELECT count(*) FROM pg_stat_prefetch WHERE relid = $toast AND command = 'analyze'"),
+		'0', 'ANALYZE does not process the TOAST table');
+	is( $node->safe_psql(
+			'postgres', "SELECT sum(scans) FROM pg_stat_prefetch WHERE command = 'vacuum'"),
+		'2', 'ANALYZE added no VACUUM scan');
 }
 
 # ---- partitions
