@@ -109,4 +109,19 @@ VACUUM small_t;
 SELECT count(*) FROM pg_stat_prefetch WHERE relname = 'small_t';
 DROP TABLE small_t;
 
+-- A call that matches no function (a mistyped argument name, a value of
+-- the wrong type) is told which arguments exist.  The calibration's bad
+-- values fail before anything is measured, with a hint.
+SELECT * FROM bgw_prefetch_calibrate('pg_default', depth => 64);
+SELECT * FROM public.bgw_prefetch_calibrate(max_depth => 64::bigint);
+SELECT * FROM bgw_prefetch_calibrate_apply(tablespace => 'pg_default', reuse => true);
+SELECT bgw_prefetch_calibration_forget(spcname => 'pg_default');
+SELECT * FROM bgw_prefetch_status(1);
+SELECT * FROM bgw_prefetch_calibrate('pg_default', max_depth => 100000);
+SELECT * FROM bgw_prefetch_calibrate(size_mb => 0);
+SELECT * FROM bgw_prefetch_calibrate(tablespace => NULL);
+SELECT * FROM bgw_prefetch_calibrate('no_such_tablespace');
+-- an unrelated missing function keeps the server's hint
+SELECT bgw_prefetch_no_such_function();
+
 DROP EXTENSION bgw_prefetch;

@@ -258,7 +258,8 @@ parse_args(FunctionCallInfo fcinfo, CalArgs *args)
 		if (PG_ARGISNULL(i))
 			ereport(ERROR,
 					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("%s must not be null", argnames[i])));
+					 errmsg("%s must not be null", argnames[i]),
+					 errhint("Omit the argument to use its default.")));
 
 	spcname = PG_GETARG_NAME(0);
 	strlcpy(args->spcname, NameStr(*spcname), NAMEDATALEN);
@@ -1335,7 +1336,8 @@ bgw_prefetch_calibrate_apply(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(3))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("reuse_last must not be null")));
+				 errmsg("reuse_last must not be null"),
+				 errhint("Omit the argument to measure anew, or pass true to record the last measurement.")));
 	reuse_last = PG_GETARG_BOOL(3);
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");

@@ -29,6 +29,7 @@
 
 #include "bgw_prefetch.h"
 #include "buffer_loader.h"
+#include "call_hints.h"
 #include "resolver.h"
 
 PG_MODULE_MAGIC;
@@ -73,6 +74,7 @@ _PG_init(void)
 	prev_process_utility_hook = ProcessUtility_hook;
 	ProcessUtility_hook = bgwp_process_utility;
 
+	call_hints_install();
 	monitor_register();
 	clog_writer_register();
 

@@ -87,7 +87,7 @@ sub check_curve
 foreach my $spc ('pg_default', 'cal_ts')
 {
 	my ($ret, $out, $err) = $node->psql('postgres',
-		"$small FROM bgw_prefetch_calibrate('$spc', 64, 16)");
+		"$small FROM bgw_prefetch_calibrate('$spc', size_mb => 64, max_depth => 16)");
 	is($ret, 0, "calibration of $spc succeeds");
 	check_curve($spc, $out);
 	like($err, qr/NOTICE:  calibrating tablespace "$spc" with scratch file "(base|pg_tblspc\/$ts_oid\/PG_15_\d+)\/pgsql_tmp\/pgsql_tmp\d+\.\d+" \(64 MB\)/,
