@@ -57,10 +57,6 @@ extern void bgwp_define_gucs(void);
  * bgw_prefetch.tablespace_io_depth; returns -1 when it has no entry.
  */
 extern int	bgwp_tablespace_depth_lookup(const char *spcname);
-
-/* ---------- module.c ---------- */
-
-extern bool bgwp_loaded_at_startup(void);
 extern void bgwp_require_preload(void);
 struct BackgroundWorkerHandle;
 extern bool bgwp_start_dynamic_worker(const char *function, const char *type,
@@ -107,6 +103,16 @@ extern void stats_shmem_request(void);
 extern void stats_shmem_startup(void);
 extern void stats_report_scan(const ScanReport *report);
 
+/* The shared hash's own state, for bgw_prefetch_status() (monitor.c) */
+typedef struct StatsStatus
+{
+	int64		entries;
+	int64		evictions;
+	TimestampTz stats_reset;
+} StatsStatus;
+
+extern void stats_get_status(StatsStatus *status);
+
 /* ---------- shared locks (module.c requests the tranche) ---------- */
 
 #define BGWP_LWLOCK_TRANCHE "bgw_prefetch"
@@ -126,20 +132,9 @@ extern void stats_report_scan(const ScanReport *report);
 
 /* ---------- monitor.c ---------- */
 
-typedef struct MonitorStatus
-{
-	int			pid;
-	char		io_method[16];
-	char		io_fallback_reason[256];
-	int			active_targets;
-	int64		targets_served;
-} MonitorStatus;
-
 extern Size monitor_shmem_size(void);
 extern void monitor_shmem_startup(void);
 extern void monitor_register(void);
-extern void monitor_get_status(MonitorStatus *status);
-extern void monitor_wakeup(void);
 extern void monitor_announce_scan(void);
 extern PGDLLEXPORT void bgwp_monitor_main(Datum main_arg);
 

@@ -15,6 +15,9 @@
  * ALTER SYSTEM), exactly as core does for default_tablespace.  Names are
  * resolved again when used, so a tablespace dropped later is just ignored.
  *
+ * Whether the parameters were defined at all -- the library was preloaded --
+ * is the check every SQL function makes first (bgwp_require_preload()).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -48,6 +51,13 @@ int			bgwp_clog_writer_delay = 200;
 int			bgwp_clog_writer_max_pages = 16;
 int			bgwp_read_into = PREFETCH_READ_INTO_OS_CACHE;
 double		bgwp_shared_buffers_cap = 0.25;
+
+/*
+ * The parameters are defined only when the library is preloaded (from
+ * _PG_init in the postmaster; every child inherits the flag), which is what
+ * the SQL functions need.
+ */
+static bool preloaded = false;
 
 static const struct config_enum_entry targets_options[] = {
 	{"autovacuum", PREFETCH_TARGETS_AUTOVACUUM, false},
@@ -241,11 +251,12 @@ bgwp_tablespace_depth_lookup(const char *spcname)
 
 /*
  * Define every parameter and reserve the prefix.  Called from _PG_init in
- * the postmaster only.
+ * the postmaster only, when the library is preloaded.
  */
 void
 bgwp_define_gucs(void)
 {
+	preloaded = true;
 	DefineCustomBoolVariable("bgw_prefetch.enabled",
 							 "Master switch of bgw_prefetch's prefetching and CLOG writing.",
 							 "When off, the workers stay idle; pg_stat_prefetch keeps its contents.",
@@ -331,4 +342,18 @@ bgwp_define_gucs(void)
 							 NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("bgw_prefetch");
+}
+
+/*
+ * Error out of a SQL function when the library was not preloaded, in the
+ * words pg_stat_statements uses for the same situation.
+ */
+void
+bgwp_require_preload(void)
+{
+	if (!preloaded)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("bgw_prefetch must be loaded via shared_preload_libraries"),
+				 errhint("Add bgw_prefetch to shared_preload_libraries in postgresql.conf and restart the server.")));
 }

@@ -7,7 +7,8 @@
  * background workers, so it only works when loaded through
  * shared_preload_libraries.  Loaded any other way (LOAD, or CREATE EXTENSION
  * in a server started without it) the library warns once and does nothing;
- * its SQL functions then fail with a clear error (bgwp_require_preload).
+ * its SQL functions then fail with a clear error (bgwp_require_preload()
+ * in guc.c).
  *
  * Shared memory is requested in the PostgreSQL 15 shmem_request_hook (the
  * only place where RequestAddinShmemSpace and RequestNamedLWLockTranche are
@@ -39,9 +40,6 @@ void		_PG_init(void);
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static ProcessUtility_hook_type prev_process_utility_hook = NULL;
-
-/* Set in the postmaster when preloaded; inherited by every child. */
-static bool loaded_at_startup = false;
 
 static void bgwp_shmem_request(void);
 static void bgwp_shmem_startup(void);
@@ -77,8 +75,6 @@ _PG_init(void)
 	call_hints_install();
 	monitor_register();
 	clog_writer_register();
-
-	loaded_at_startup = true;
 }
 
 /*
@@ -177,24 +173,4 @@ bgwp_start_dynamic_worker(const char *function, const char *type,
 	registered = RegisterDynamicBackgroundWorker(&worker, handle);
 	MemoryContextSwitchTo(oldcontext);
 	return registered;
-}
-
-bool
-bgwp_loaded_at_startup(void)
-{
-	return loaded_at_startup;
-}
-
-/*
- * Error out of a SQL function when the library was not preloaded, in the
- * words pg_stat_statements uses for the same situation.
- */
-void
-bgwp_require_preload(void)
-{
-	if (!loaded_at_startup)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("bgw_prefetch must be loaded via shared_preload_libraries"),
-				 errhint("Add bgw_prefetch to shared_preload_libraries in postgresql.conf and restart the server.")));
 }

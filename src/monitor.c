@@ -56,6 +56,7 @@
 #include "targets.h"
 
 PG_FUNCTION_INFO_V1(bgw_prefetch_activity);
+PG_FUNCTION_INFO_V1(bgw_prefetch_status);
 
 /* Poll interval while targets are active, in ms. */
 #define ACTIVE_POLL_MS 10
@@ -123,8 +124,8 @@ monitor_register(void)
 	RegisterBackgroundWorker(&worker);
 }
 
-/* Wake the monitor (a resolver has answered). */
-void
+/* Wake the monitor. */
+static void
 monitor_wakeup(void)
 {
 	Latch	   *latch;
@@ -167,18 +168,54 @@ scan_recently_announced(void)
 									   ANNOUNCED_POLL_WINDOW_MS);
 }
 
-void
-monitor_get_status(MonitorStatus *status)
+/*
+ * bgw_prefetch_status(): one row on the extension's own state: shared hash
+ * use (stats.c), the I/O method in force and why, the monitor.
+ */
+Datum
+bgw_prefetch_status(PG_FUNCTION_ARGS)
 {
-	memset(status, 0, sizeof(*status));
+	TupleDesc	tupdesc;
+	Datum		values[9];
+	bool		nulls[9];
+	StatsStatus ss;
+	int			pid;
+	char		io_method[16];
+	char		io_fallback_reason[256];
+	int			active_targets;
+	int64		targets_served;
+
+	stats_get_status(&ss);
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+
 	LWLockAcquire(monitor_shared->lock, LW_SHARED);
-	status->pid = monitor_shared->pid;
-	strlcpy(status->io_method, monitor_shared->io_method, sizeof(status->io_method));
-	strlcpy(status->io_fallback_reason, monitor_shared->io_fallback_reason,
-			sizeof(status->io_fallback_reason));
-	status->active_targets = monitor_shared->nrows;
-	status->targets_served = monitor_shared->targets_served;
+	pid = monitor_shared->pid;
+	strlcpy(io_method, monitor_shared->io_method, sizeof(io_method));
+	strlcpy(io_fallback_reason, monitor_shared->io_fallback_reason,
+			sizeof(io_fallback_reason));
+	active_targets = monitor_shared->nrows;
+	targets_served = monitor_shared->targets_served;
 	LWLockRelease(monitor_shared->lock);
+
+	memset(nulls, 0, sizeof(nulls));
+	values[0] = Int64GetDatum(ss.entries);
+	values[1] = Int32GetDatum(bgwp_max_relations);
+	values[2] = Int64GetDatum(ss.evictions);
+	values[3] = TimestampTzGetDatum(ss.stats_reset);
+	if (pid != 0)
+		values[4] = Int32GetDatum(pid);
+	else
+		nulls[4] = true;
+	values[5] = CStringGetTextDatum(io_method);
+	if (io_fallback_reason[0] != '\0')
+		values[6] = CStringGetTextDatum(io_fallback_reason);
+	else
+		nulls[6] = true;
+	values[7] = Int32GetDatum(active_targets);
+	values[8] = Int64GetDatum(targets_served);
+
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
 /*

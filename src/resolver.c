@@ -11,8 +11,9 @@
  * DATABASE ... TEMPLATE must wait for -- does not have.  For each new target
  * it therefore starts a dynamic background worker connected to that
  * database that looks the relation up in the syscaches (no lock on the
- * relation itself), writes the answer into a shared request slot, wakes the
- * monitor and exits, typically within tens of milliseconds.
+ * relation itself), writes the answer into a shared request slot, sets the
+ * latch of the monitor that asked and exits, typically within tens of
+ * milliseconds.
  *
  * A manual VACUUM or ANALYZE that names its tables needs no worker: the
  * backend running it resolves them itself, from the utility hook, just
@@ -62,6 +63,7 @@
 #include "postmaster/bgworker.h"
 #include "storage/bufmgr.h"
 #include "storage/ipc.h"
+#include "storage/latch.h"
 #include "storage/lmgr.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
@@ -93,6 +95,7 @@ typedef struct ResolveRequest
 	bool		autovacuum;
 	int			backend_slot;
 	int			backend_pid;
+	Latch	   *requester_latch;	/* the monitor's, set when answered */
 	ResolvedRelation result;
 } ResolveRequest;
 
@@ -229,6 +232,7 @@ resolver_start(Oid dbid, Oid relid, PrefetchCommand command, bool autovacuum,
 	req->autovacuum = autovacuum;
 	req->backend_slot = backend_slot;
 	req->backend_pid = backend_pid;
+	req->requester_latch = MyLatch;
 	LWLockRelease(resolver_shared->lock);
 
 	snprintf(name, sizeof(name), "bgw_prefetch resolver for relation %u", relid);
@@ -606,7 +610,7 @@ bgwp_resolver_main(Datum main_arg)
 		resolver_shared->requests[request].status = RESOLVE_DONE;
 	}
 	LWLockRelease(resolver_shared->lock);
-	monitor_wakeup();
+	SetLatch(req.requester_latch);
 	proc_exit(0);
 }
 

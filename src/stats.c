@@ -36,7 +36,6 @@
 
 PG_FUNCTION_INFO_V1(bgw_prefetch_stats);
 PG_FUNCTION_INFO_V1(bgw_prefetch_reset);
-PG_FUNCTION_INFO_V1(bgw_prefetch_status);
 
 typedef struct StatsKey
 {
@@ -368,50 +367,17 @@ bgw_prefetch_reset(PG_FUNCTION_ARGS)
 }
 
 /*
- * bgw_prefetch_status(): one row on the extension's own state: shared hash
- * use, the I/O method in force and why, the monitor.
+ * The shared hash's use and last reset, for bgw_prefetch_status().
  */
-Datum
-bgw_prefetch_status(PG_FUNCTION_ARGS)
+void
+stats_get_status(StatsStatus *status)
 {
-	TupleDesc	tupdesc;
-	Datum		values[9];
-	bool		nulls[9];
-	MonitorStatus ms;
-	int64		entries;
-	int64		evictions;
-	TimestampTz stats_reset;
-
 	require_stats();
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
-
 	LWLockAcquire(stats_shared->lock, LW_SHARED);
-	entries = hash_get_num_entries(stats_hash);
+	status->entries = hash_get_num_entries(stats_hash);
 	LWLockRelease(stats_shared->lock);
 	SpinLockAcquire(&stats_shared->mutex);
-	evictions = stats_shared->evictions;
-	stats_reset = stats_shared->stats_reset;
+	status->evictions = stats_shared->evictions;
+	status->stats_reset = stats_shared->stats_reset;
 	SpinLockRelease(&stats_shared->mutex);
-
-	monitor_get_status(&ms);
-
-	memset(nulls, 0, sizeof(nulls));
-	values[0] = Int64GetDatum(entries);
-	values[1] = Int32GetDatum(bgwp_max_relations);
-	values[2] = Int64GetDatum(evictions);
-	values[3] = TimestampTzGetDatum(stats_reset);
-	if (ms.pid != 0)
-		values[4] = Int32GetDatum(ms.pid);
-	else
-		nulls[4] = true;
-	values[5] = CStringGetTextDatum(ms.io_method);
-	if (ms.io_fallback_reason[0] != '\0')
-		values[6] = CStringGetTextDatum(ms.io_fallback_reason);
-	else
-		nulls[6] = true;
-	values[7] = Int32GetDatum(ms.active_targets);
-	values[8] = Int64GetDatum(ms.targets_served);
-
-	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
