@@ -69,6 +69,24 @@ sub oid_of
 	return $node->safe_psql('postgres', "SELECT '$rel'::regclass::oid");
 }
 
+# A table $table of $rows documents of 8 kB stored out of line, not
+# compressed (one TOAST block each), both relations frozen; returns the
+# TOAST table's OID.
+sub create_toasted
+{
+	my ($table, $rows) = @_;
+	$node->safe_psql(
+		'postgres', qq{
+CREATE TABLE $table (id int, doc text) WITH (autovacuum_enabled = off,
+                                            toast.autovacuum_enabled = off);
+ALTER TABLE $table ALTER COLUMN doc SET STORAGE EXTERNAL;
+INSERT INTO $table SELECT g, repeat(md5(g::text), 250) FROM generate_series(1, $rows) g;
+VACUUM (FREEZE) $table;
+});
+	return $node->safe_psql('postgres',
+		"SELECT reltoastrelid FROM pg_class WHERE relname = '$table'");
+}
+
 sub reset_stats
 {
 	$node->safe_psql('postgres', 'SELECT pg_stat_prefetch_reset()');
@@ -142,16 +160,7 @@ is(stats_of(oid_of('mv'), 'vacuum'), '1|t|t', 'materialized view: VACUUM prefetc
 
 # ---- TOAST table: out-of-line values, not compressed
 {
-	$node->safe_psql(
-		'postgres', q{
-CREATE TABLE toasty (id int, doc text) WITH (autovacuum_enabled = off,
-                                            toast.autovacuum_enabled = off);
-ALTER TABLE toasty ALTER COLUMN doc SET STORAGE EXTERNAL;
-INSERT INTO toasty SELECT g, repeat(md5(g::text), 250) FROM generate_series(1, 3000) g;
-VACUUM (FREEZE) toasty;
-});
-	my $toast = $node->safe_psql('postgres',
-		"SELECT reltoastrelid FROM pg_class WHERE relname = 'toasty'");
+	my $toast = create_toasted('toasty', 3000);
 	my $toast_blocks = $node->safe_psql('postgres',
 		"SELECT pg_relation_size($toast) / 8192");
 	cmp_ok($toast_blocks, '>=', 2000, "the TOAST table has $toast_blocks blocks");
@@ -171,19 +180,13 @@ VACUUM (FREEZE) toasty;
 # started by the monitor from block 0 while the table is still processed).
 # ANALYZE does not process the TOAST table.
 {
+	my $toast = create_toasted('tst', 6000);
 	$node->safe_psql(
 		'postgres', q{
-CREATE TABLE tst (id int, doc text) WITH (autovacuum_enabled = off,
-                                         toast.autovacuum_enabled = off);
-ALTER TABLE tst ALTER COLUMN doc SET STORAGE EXTERNAL;
-INSERT INTO tst SELECT g, repeat(md5(g::text), 250) FROM generate_series(1, 6000) g;
-VACUUM (FREEZE) tst;
 UPDATE tst SET id = id WHERE id % 50 = 0;
 UPDATE tst SET doc = doc || 'x' WHERE id % 100 = 1;
 });
 	my $main = oid_of('tst');
-	my $toast = $node->safe_psql('postgres',
-		"SELECT reltoastrelid FROM pg_class WHERE oid = $main");
 	reset_stats();
 	my ($ret, $out, $verbose) = $node->psql('postgres', 'VACUUM (VERBOSE) tst');
 	is($ret, 0, 'mostly skipped TOAST: VACUUM (VERBOSE) ran');
