@@ -6,7 +6,8 @@
 #   log and (nothing prefetched) in pg_stat_prefetch;
 # - TOAST table: its own target when VACUUM gets to it, prefetched; a
 #   mostly skipped one is planned exactly (VACUUM VERBOSE's "scanned"), as
-#   its table is;
+#   its table is; under autovacuum each is planned exactly or counted as
+#   skipped, with the reason;
 # - partitions: VACUUM and ANALYZE of a partitioned table serve each
 #   partition;
 # - inheritance children: ANALYZE of the parent follows the child being
@@ -446,6 +447,63 @@ $$;
 		  /bgw_prefetch: $cmd of "public\.gs" .*joined at block (\d+), planned (\d+)/;
 		cmp_ok($join + $planned, '<=', $shrunk + 1,
 			"shrunk table: $cmd planned within the $shrunk blocks left (joined at $join, planned $planned)");
+	}
+}
+
+# ---- autovacuum of a table and of its TOAST table (processed as two
+# tables of their own, each found by polling and resolved by a worker):
+# each relation the monitor saw is either planned exactly (planned blocks =
+# the "scanned" pages of autovacuum's log line) or counted as skipped, with
+# the reason in pg_stat_prefetch and in its LOG line (joined after its first
+# block, or over before its relation was resolved).  A scan over before the
+# monitor's next look (39 blocks here) may leave no row at all (documented).
+# Last: autovacuum stays on from here.
+{
+	my $toast = create_toasted('avt', 6000);
+	my $main = oid_of('avt');
+	$node->safe_psql(
+		'postgres', q{
+UPDATE avt SET id = id WHERE id % 50 = 0;
+UPDATE avt SET doc = doc || 'x' WHERE id % 100 = 1;
+});
+	reset_stats();
+	my $offset = -s $node->logfile;
+	$node->safe_psql(
+		'postgres', q{
+ALTER SYSTEM SET autovacuum = on;
+ALTER SYSTEM SET autovacuum_naptime = '1s';
+ALTER SYSTEM SET log_autovacuum_min_duration = 0;
+ALTER TABLE avt SET (autovacuum_enabled = on, autovacuum_vacuum_threshold = 10,
+                     autovacuum_vacuum_scale_factor = 0, autovacuum_analyze_threshold = 1000000000,
+                     toast.autovacuum_enabled = on, toast.autovacuum_vacuum_threshold = 10,
+                     toast.autovacuum_vacuum_scale_factor = 0);
+SELECT pg_reload_conf();
+});
+	my $toastname = "pg_toast.pg_toast_$main";
+	for my $rel ([ 'public.avt', $main, 1 ], [ $toastname, $toast, 0 ])
+	{
+		my ($name, $relid, $may_be_unseen) = @$rel;
+		(my $re = $name) =~ s/\./\\./g;
+		ok($node->wait_for_log(qr/automatic vacuum of table "postgres\.$re":.*\n.*scanned/, $offset),
+			"autovacuum: $name vacuumed");
+		my ($scanned) = slurp_file($node->logfile, $offset) =~
+		  /automatic vacuum of table "postgres\.$re":.*\n\s*pages: \d+ removed, \d+ remain, (\d+) scanned/;
+		stats_of($relid, 'vacuum');
+		my $row = $node->safe_psql(
+			'postgres',
+			"SELECT planned_blocks, skipped_scans, coalesce(last_skip_reason, '')
+			   FROM pg_stat_prefetch WHERE relid = $relid AND command = 'vacuum'");
+		next if $row eq '' && $may_be_unseen;
+		like($row, qr/^($scanned\|0\||\d+\|1\|.+)$/,
+			"autovacuum: $name planned exactly ($scanned scanned) or counted as skipped: $row");
+		my ($reason) = $row =~ /^\d+\|1\|(.+)$/;
+		next unless defined $reason;
+		# (named "(not resolved)" when it ended before that)
+		my $logged = $reason =~ /^joined at block \d+$/ ? qr/ done: .*\Q$reason\E,/ : qr/ \Q$reason\E: /;
+		ok( $node->wait_for_log(
+				qr/bgw_prefetch: automatic vacuum of "[^"]+" \(database \d+, relation $relid, pid \d+\)$logged/,
+				$offset),
+			"autovacuum: $name logged with the reason");
 	}
 }
 
