@@ -9,17 +9,25 @@
 # cluster (as the "postgres" user, in a private directory under /tmp, on a
 # Unix socket only) that preloads bgw_prefetch and logs every watched scan,
 # loads a table of DEMO_ROWS rows (3,000,000 by default, about 400 MB),
-# freezes it, updates one row on 1% of its pages chosen at random,
-# restarts the server and drops the OS page cache so that the table is cold,
-# then lets autovacuum process it and shows what bgw_prefetch saw and did.
-# The cluster is stopped and its directory removed at the end, also on an
-# error or Ctrl-C.  It takes two to four minutes.
+# freezes it, updates one row on DEMO_DIRTY_PCT % (1 by default) of its
+# pages chosen at random, and keeps a copy of the stopped cluster.  Then it
+# runs the same cold autovacuum twice, each from that copy, after dropping
+# the OS page cache: once with the extension off (bgw_prefetch.enabled =
+# off, reload), once on, showing pg_stat_prefetch_activity while the second
+# runs and what bgw_prefetch saw and did; the last line compares the two
+# autovacuum times (autovacuum's own "elapsed").  Autovacuum runs
+# unthrottled (autovacuum_vacuum_cost_delay = 0): with the default 2 ms
+# delay it is paced by the delay, and prefetching gains less
+# (doc/benchmarks.md: 0.81 x at 1 % on a 2 GB table).  The cluster is
+# stopped and its directory removed at the end, also on an error or Ctrl-C.
+# It takes about a minute once the packages are installed.
 set -euo pipefail
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 ROWS=${DEMO_ROWS:-3000000}
+DIRTY_PCT=${DEMO_DIRTY_PCT:-1}
 PORT=${DEMO_PORT:-54329}
 WORK=
 PGDATA=
@@ -85,9 +93,10 @@ track_io_timing = on
 shared_preload_libraries = 'bgw_prefetch'
 bgw_prefetch.log_min_duration = 0	# log every watched scan
 bgw_prefetch.min_relation_size = 8MB
-bgw_prefetch.naptime = 50ms		# find the autovacuum worker sooner (default 200ms)
+bgw_prefetch.naptime = 10ms		# find the autovacuum worker sooner (default 200ms)
 
 autovacuum_naptime = 1s
+autovacuum_vacuum_cost_delay = 0	# unthrottled, as on fast storage: the reads show
 autovacuum_vacuum_threshold = 100
 autovacuum_vacuum_scale_factor = 0
 log_autovacuum_min_duration = 0		# autovacuum's own report, for comparison
@@ -109,31 +118,69 @@ sql -c 'VACUUM (FREEZE) demo'
 sql -c "SELECT pg_size_pretty(pg_relation_size('demo')) AS table_size,
                pg_relation_size('demo') / 8192 AS blocks"
 
-bgwp_log "updating one row on 1% of the pages, chosen at random"
-sql <<'EOF'
+bgwp_log "updating one row on $DIRTY_PCT% of the pages, chosen at random"
+sql <<EOF
 UPDATE demo SET val = val + 1
  WHERE ctid = ANY (ARRAY(
        SELECT DISTINCT format('(%s,1)', floor(random() * (pg_relation_size('demo') / 8192)))::tid
-         FROM generate_series(1, (pg_relation_size('demo') / 8192 / 100)::int)));
+         FROM generate_series(1, (pg_relation_size('demo') / 8192 * $DIRTY_PCT / 100)::int)));
 CHECKPOINT;
 EOF
 
-bgwp_log "restarting the server and dropping the OS page cache: the table is cold"
+TABLE_MB=$(value "SELECT pg_relation_size('demo') / (1024 * 1024)")
+bgwp_log "stopping the server and keeping a copy of the cluster: both runs start from it"
 pg_ctl_ stop -m fast
 STARTED=0
-sync
-if bgwp_is_root && { echo 3 >/proc/sys/vm/drop_caches; } 2>/dev/null; then
-	bgwp_log "OS page cache dropped"
-else
-	bgwp_warn "could not drop the OS page cache (needs root and a writable /proc/sys); the table may still be cached"
-fi
-LOG_OFFSET=$(($(stat -c %s "$LOG") + 1))
-pg_ctl_ start
-STARTED=1
+bgwp_as_pg "$WORK" cp -a "$PGDATA" "$WORK/data.start"
 
-# ---------------------------------------------------------------- autovacuum
-bgwp_log "letting autovacuum at the table"
-sql -c "ALTER TABLE demo SET (autovacuum_enabled = on)"
+# Start the server on a fresh copy of the starting state, with the OS page
+# cache dropped (the table is cold), bgw_prefetch.enabled = $1 (reload),
+# and let autovacuum at the table.
+cold_start() {
+	rm -rf "$PGDATA"
+	bgwp_as_pg "$WORK" cp -a "$WORK/data.start" "$PGDATA"
+	sync
+	if bgwp_is_root && { echo 3 >/proc/sys/vm/drop_caches; } 2>/dev/null; then
+		bgwp_log "OS page cache dropped"
+	else
+		bgwp_warn "could not drop the OS page cache (needs root and a writable /proc/sys); the table may still be cached"
+	fi
+	LOG_OFFSET=$(($(stat -c %s "$LOG") + 1))
+	pg_ctl_ start
+	STARTED=1
+	sql -c "ALTER SYSTEM SET bgw_prefetch.enabled = $1" -c 'SELECT pg_reload_conf()' >/dev/null
+	sql -c "ALTER TABLE demo SET (autovacuum_enabled = on)"
+}
+
+# Wait until autovacuum and autoanalyze processed the table.
+autovacuum_done() {
+	[ "$(value "SELECT last_autovacuum IS NOT NULL AND last_autoanalyze IS NOT NULL
+	              FROM pg_stat_user_tables WHERE relname = 'demo'")" = t ]
+}
+
+# The "elapsed" of autovacuum's own report on the table since the restart.
+autovacuum_seconds() {
+	tail -c +"$LOG_OFFSET" "$LOG" |
+		awk '/automatic vacuum of table "postgres\.public\.demo"/ { found = 1 }
+		     found && /elapsed:/ { sub(/.*elapsed: /, ""); sub(/ s.*/, ""); print; exit }'
+}
+
+# ---------------------------------------------------------------- autovacuum, extension off
+bgwp_log "cold autovacuum with bgw_prefetch.enabled = off"
+cold_start off
+for _ in $(seq 1 900); do
+	autovacuum_done && break
+	sleep 0.2
+done
+autovacuum_done || bgwp_warn "autovacuum did not process the table in time"
+OFF_S=$(autovacuum_seconds)
+bgwp_log "autovacuum with the extension off: ${OFF_S:-?} s"
+pg_ctl_ stop -m fast
+STARTED=0
+
+# ---------------------------------------------------------------- autovacuum, extension on
+bgwp_log "the same cold autovacuum with bgw_prefetch.enabled = on"
+cold_start on
 
 # Show pg_stat_prefetch_activity once for each scan served (the VACUUM,
 # then the ANALYZE), while autovacuum works.
@@ -147,10 +194,7 @@ for _ in $(seq 1 900); do
 		activity_shown=$((activity_shown + 1))
 		last_scans=$scans
 	fi
-	if [ "$(value "SELECT last_autovacuum IS NOT NULL AND last_autoanalyze IS NOT NULL
-	                 FROM pg_stat_user_tables WHERE relname = 'demo'")" = t ]; then
-		break
-	fi
+	autovacuum_done && break
 	sleep 0.2
 done
 [ "$activity_shown" -gt 0 ] ||
@@ -175,4 +219,12 @@ tail -c +"$LOG_OFFSET" "$LOG" |
 	awk '/^\t/ { if (keep) print; next }
 	     { keep = /LOG:  bgw_prefetch|automatic (vacuum|analyze) of table "postgres\.public\.demo"/; if (keep) print }'
 
+ON_S=$(autovacuum_seconds)
+bgwp_log "the same cold autovacuum, extension off and on"
+awk -v mb="$TABLE_MB" -v pct="$DIRTY_PCT" -v off="$OFF_S" -v on="$ON_S" 'BEGIN {
+	if (off > 0 && on > 0)
+		printf "autovacuum of demo (%d MB, %s %% dirty, cold cache, cost delay 0): off %.2f s, on %.2f s -> %.2f x\n", mb, pct, off, on, on / off
+	else
+		printf "autovacuum of demo (%d MB, %s %% dirty, cold cache, cost delay 0): off %s s, on %s s (no ratio)\n", mb, pct, off, on
+}'
 bgwp_log "demo done"
