@@ -434,7 +434,8 @@ start_announced_target(const AnnouncedScan *a)
 	t->scanned_after = a->scanned_after;
 	t->rel = a->rel;
 	activate_target(t);
-	if (t->state != TARGET_ACTIVE ||
+	/* an empty relation (a TOAST table with no value yet) has nothing to plan */
+	if (t->state != TARGET_ACTIVE || t->nblocks == 0 ||
 		t->nblocks < (BlockNumber) bgwp_min_relation_size)
 	{
 		release_target(t);		/* nothing read yet */
