@@ -15,6 +15,7 @@ OBJS = \
 	src/prefetcher.o \
 	src/buffer_loader.o \
 	src/calibrate.o \
+	src/dynamic_worker.o \
 	src/call_hints.o \
 	src/clog_writer.o
 
