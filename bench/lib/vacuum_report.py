@@ -475,7 +475,7 @@ def main():
 
     # gnuplot script
     gp = []
-    gp.append("set terminal pngcairo size %d,480 font 'sans,10'" % (560 * len(workloads)))
+    gp.append("set terminal pngcairo noenhanced size %d,480 font 'sans,10'" % (560 * len(workloads)))
     gp.append("set output '%s.png'" % args.name)
     gp.append("set multiplot layout 1,%d" % len(workloads))
     gp.append("set logscale x")
