@@ -10,7 +10,8 @@
 # version is installed into its own prefix $BGWP_PG_CACHE/pg-N (default
 # /var/cache/bgw_prefetch/pg-N) with contrib (amcheck, pg_visibility,
 # pg_prewarm), PGXS and the TAP test modules (PostgreSQL::Test::Cluster under
-# lib/pgxs/src/test/perl, where PGXS's prove_installcheck looks for them).
+# lib/postgresql/pgxs/src/test/perl, where PGXS's prove_installcheck looks
+# for them).
 #
 # The build is cached: the prefix holds a stamp with the tarball's sha256 and
 # the configure options, and a version whose stamp matches is not rebuilt.
@@ -58,7 +59,7 @@ configure_options() {
 build_one() {
 	local v=$1
 	local tarball=$BGWP_PG_SOURCES/postgresql-$v.tar.gz
-	local prefix build stamp sum opts want start
+	local prefix build stamp sum opts want start pgxs
 	prefix=$(bgwp_pg_prefix "$v")
 	build=$BGWP_PG_CACHE/build-$v
 	stamp=$prefix/.bgwp-build-stamp
@@ -93,8 +94,12 @@ build_one() {
 			{ tail -n 40 "$build/install.log"; exit 1; }
 	) || bgwp_die "build of PostgreSQL $v failed (logs in $build)"
 
-	[ -f "$prefix/lib/pgxs/src/test/perl/PostgreSQL/Test/Cluster.pm" ] ||
-		bgwp_die "PostgreSQL $v: the TAP modules were not installed under $prefix/lib/pgxs"
+	# PGXS's prove_installcheck runs prove -I $(top_srcdir)/src/test/perl,
+	# top_srcdir being the directory pgxs.mk is in, two levels up.
+	pgxs=$("$prefix/bin/pg_config" --pgxs)
+	pgxs=${pgxs%/src/makefiles/pgxs.mk}
+	[ -f "$pgxs/src/test/perl/PostgreSQL/Test/Cluster.pm" ] ||
+		bgwp_die "PostgreSQL $v: the TAP modules were not installed under $pgxs"
 	chmod -R a+rX "$prefix"
 	printf '%s\n' "$want" >"$stamp"
 	rm -rf "$build"
