@@ -29,6 +29,7 @@
 #include "storage/buf_internals.h"
 #include "storage/proc.h"
 #include "utils/relmapper.h"
+#include "utils/resowner.h"
 #if PG_VERSION_NUM >= 160000
 #include "storage/relfilelocator.h"
 #else
@@ -97,6 +98,37 @@ bgwp_rel_path(BgwpRelFile rf, ForkNumber forknum)
 #else
 	return GetRelationPath(rf.dbNode, rf.spcNode, rf.relNode,
 						   InvalidBackendId, forknum);
+#endif
+}
+
+/* ---------- resource owners ---------- */
+
+/*
+ * Release everything a failed iteration of a worker's main loop left in
+ * CurrentResourceOwner (a long-lived owner the worker created), as
+ * bgwriter.c does after an ERROR, and leave an owner the next iteration can
+ * use.  Up to 16 a released owner can be used again.  From 17 it cannot
+ * (ResourceOwnerEnlarge() fails with "called after release started"; only
+ * core's AuxProcessResourceOwner is reset in place), so it is deleted --
+ * it is empty after the release -- and replaced by a new one of that name.
+ */
+static inline void
+bgwp_release_loop_resources(const char *owner_name)
+{
+	ResourceOwnerRelease(CurrentResourceOwner, RESOURCE_RELEASE_BEFORE_LOCKS,
+						 false, true);
+	ResourceOwnerRelease(CurrentResourceOwner, RESOURCE_RELEASE_LOCKS,
+						 false, true);
+	ResourceOwnerRelease(CurrentResourceOwner, RESOURCE_RELEASE_AFTER_LOCKS,
+						 false, true);
+#if PG_VERSION_NUM >= 170000
+	{
+		ResourceOwner released = CurrentResourceOwner;
+
+		CurrentResourceOwner = NULL;
+		ResourceOwnerDelete(released);
+		CurrentResourceOwner = ResourceOwnerCreate(NULL, owner_name);
+	}
 #endif
 }
 
