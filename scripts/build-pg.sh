@@ -44,12 +44,15 @@ install_build_deps() {
 	bgwp_as_root apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-# The configure options of version $1: --with-liburing only where configure
-# offers it.
+# The configure options of version $2 from tarball $1: --with-liburing only
+# where its configure offers it (read from the tarball, not unpacked; read
+# whole first: with pipefail, "tar | grep -q" fails when grep stops early).
 configure_options() {
-	local src=$1
 	local opts=(--enable-tap-tests --enable-debug --with-icu --with-readline)
-	if grep -q -- '--with-liburing' "$src/configure"; then
+	local configure
+	configure=$(tar -xzOf "$1" "postgresql-$2/configure") ||
+		bgwp_die "$1 has no postgresql-$2/configure"
+	if grep -q -- '--with-liburing' <<<"$configure"; then
 		opts+=(--with-liburing)
 	fi
 	printf '%s\n' "${opts[@]}"
@@ -67,21 +70,20 @@ build_one() {
 	[ -r "$tarball" ] || bgwp_die "no source for PostgreSQL $v: $tarball is missing"
 	sum=$(sha256sum "$tarball" | cut -d' ' -f1)
 
+	mapfile -t opts < <(configure_options "$tarball" "$v")
+	want="sha256=$sum configure=${opts[*]}"
+
+	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$prefix/bin/pg_config" ]; then
+		bgwp_log "build-pg: PostgreSQL $v is up to date in $prefix ($("$prefix/bin/pg_config" --version))"
+		return 0
+	fi
+
+	start=$SECONDS
 	rm -rf "$build"
 	mkdir -p "$build"
 	tar -C "$build" -xzf "$tarball"
 	[ -x "$build/postgresql-$v/configure" ] ||
 		bgwp_die "$tarball does not unpack to postgresql-$v/"
-	mapfile -t opts < <(configure_options "$build/postgresql-$v")
-	want="sha256=$sum configure=${opts[*]}"
-
-	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$prefix/bin/pg_config" ]; then
-		bgwp_log "build-pg: PostgreSQL $v is up to date in $prefix ($("$prefix/bin/pg_config" --version))"
-		rm -rf "$build"
-		return 0
-	fi
-
-	start=$SECONDS
 	bgwp_log "build-pg: building PostgreSQL $v into $prefix (${opts[*]})"
 	rm -rf "$prefix"
 	(
