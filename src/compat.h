@@ -197,9 +197,27 @@ bgwp_release_loop_resources(const char *owner_name)
 	ReadBufferWithoutRelcache((relfile), (forknum), (blkno), RBM_NORMAL, NULL, \
 							  (permanent))
 
-/* The relation's files as its relcache entry names them */
+/* The relation's files as its relcache entry names them (renamed in 16) */
+#if PG_VERSION_NUM >= 160000
+#define BGWP_RELATION_FILE(rel) ((rel)->rd_locator)
+#define BGWP_SAME_REL_FILE(a, b) RelFileLocatorEquals((a), (b))
+#else
 #define BGWP_RELATION_FILE(rel) ((rel)->rd_node)
 #define BGWP_SAME_REL_FILE(a, b) RelFileNodeEquals((a), (b))
+#endif
+
+/*
+ * Try a heavyweight lock without waiting and without reporting a memory
+ * error; 18 adds the logLockFailure argument (false: as before).  Expand
+ * only where storage/lock.h is included.
+ */
+#if PG_VERSION_NUM >= 180000
+#define BGWP_LOCK_TRY(tag, lockmode) \
+	LockAcquireExtended((tag), (lockmode), false, true, true, NULL, false)
+#else
+#define BGWP_LOCK_TRY(tag, lockmode) \
+	LockAcquireExtended((tag), (lockmode), false, true, true, NULL)
+#endif
 
 /* ---------- visibility map layout (private to visibilitymap.c) ---------- */
 
