@@ -2,12 +2,36 @@
 # shellcheck shell=bash
 # Sourced, not run.  Needs bash.
 
-# The PostgreSQL major version bgw_prefetch is built and tested for.
+# The PostgreSQL major version bgw_prefetch is built and tested for by
+# default: Debian's package.
 BGWP_PG_MAJOR=15
 BGWP_PG_BINDIR=/usr/lib/postgresql/$BGWP_PG_MAJOR/bin
 # Always the version-15 pg_config, even if other server versions are installed.
 PG_CONFIG=${PG_CONFIG:-$BGWP_PG_BINDIR/pg_config}
 export PG_CONFIG
+
+# Versions 16-18 are built from source by scripts/build-pg.sh, one prefix
+# per version under BGWP_PG_CACHE, from the tarballs in BGWP_PG_SOURCES.
+BGWP_PG_CACHE=${BGWP_PG_CACHE:-/var/cache/bgw_prefetch}
+BGWP_PG_SOURCES=${BGWP_PG_SOURCES:-/work/shared/pgsrc}
+
+# The installation prefix of major version $1 (Debian's for 15).
+bgwp_pg_prefix() {
+	if [ "$1" = 15 ]; then
+		printf '%s\n' /usr/lib/postgresql/15
+	else
+		printf '%s\n' "$BGWP_PG_CACHE/pg-$1"
+	fi
+}
+
+# Make major version $1 the one the other helpers build, install and test
+# against: sets BGWP_PG_MAJOR, BGWP_PG_BINDIR and PG_CONFIG.
+bgwp_select_pg() {
+	BGWP_PG_MAJOR=$1
+	BGWP_PG_BINDIR=$(bgwp_pg_prefix "$1")/bin
+	PG_CONFIG=$BGWP_PG_BINDIR/pg_config
+	export PG_CONFIG
+}
 
 # The unprivileged user that runs the servers (initdb refuses root); created
 # by the postgresql-15 package.

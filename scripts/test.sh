@@ -17,10 +17,48 @@
 # keeps it).  PROVE_TESTS="t/001_monitor_basic.pl ..." runs a subset of the
 # TAP tests.  On a failure the relevant logs are printed; the exit status is
 # non-zero if any step failed, and the last line counts the steps.
+#
+# PG_VERSIONS="15 16 17 18" (default "15") runs all of it once per server
+# major version, one after the other, and ends with one line per version:
+# 15 is Debian's package, 16-18 are built from source by
+# scripts/build-pg.sh (cached: a version already built is not rebuilt) and
+# the extension is installed into their prefixes.  The exit status is
+# non-zero if any version failed.
 set -uo pipefail
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
+
+# ---------------------------------------------------------------- versions
+# Several versions, or another one than 15: run this script once per
+# version (BGWP_TEST_VERSION tells the run which), then summarise.
+if [ -z "${BGWP_TEST_VERSION:-}" ] && [ "${PG_VERSIONS:-15}" != 15 ]; then
+	versions_log=$(mktemp "${TMPDIR:-/tmp}/bgw_prefetch-versions.XXXXXX") ||
+		bgwp_die "mktemp failed"
+	summary=()
+	status=0
+	for v in $PG_VERSIONS; do
+		case $v in
+			15 | 16 | 17 | 18) ;;
+			*) bgwp_die "PG_VERSIONS: PostgreSQL $v is not supported (15, 16, 17, 18)" ;;
+		esac
+		start=$SECONDS
+		bgwp_log "PostgreSQL $v: running the test suite"
+		BGWP_TEST_VERSION=$v bash "$0" 2>&1 | tee "$versions_log"
+		rc=${PIPESTATUS[0]}
+		[ "$rc" -eq 0 ] || status=1
+		summary+=("$(printf '  PostgreSQL %-3s %-5s %5ss  %s' "$v" \
+			"$([ "$rc" -eq 0 ] && echo PASS || echo FAIL)" $((SECONDS - start)) \
+			"$(grep '^steps: ' "$versions_log" | tail -n 1)")")
+	done
+	rm -f "$versions_log"
+	echo
+	echo "==================== bgw_prefetch versions summary ===================="
+	printf '%s\n' "${summary[@]}"
+	exit "$status"
+fi
+BGWP_TEST_VERSION=${BGWP_TEST_VERSION:-15}
+bgwp_select_pg "$BGWP_TEST_VERSION"
 
 STEP_NAMES=()
 STEP_RESULTS=()
@@ -108,7 +146,19 @@ else
 	fi
 fi
 
+# A version other than Debian's 15: build it (or find it in the cache).
+if [ "$BGWP_PG_MAJOR" != 15 ]; then
+	if bash "$BGWP_ROOT/scripts/build-pg.sh" "$BGWP_PG_MAJOR"; then
+		record "pg-$BGWP_PG_MAJOR" PASS
+	else
+		record "pg-$BGWP_PG_MAJOR" FAIL
+		abort_after build install cppcheck clang-tidy unit regress tap
+	fi
+	[ -x "$PG_CONFIG" ] || bgwp_die "$PG_CONFIG not found after scripts/build-pg.sh $BGWP_PG_MAJOR"
+fi
+
 [ -x "$PG_CONFIG" ] || bgwp_die "$PG_CONFIG not found: install postgresql-server-dev-15 (or run without SKIP_DEPS=1)"
+bgwp_log "PostgreSQL: $("$PG_CONFIG" --version) ($PG_CONFIG)"
 if bgwp_is_root; then
 	id "$BGWP_PG_USER" >/dev/null 2>&1 || bgwp_die "user $BGWP_PG_USER does not exist (it comes with postgresql-15)"
 fi

@@ -390,8 +390,7 @@ loader_lock_relation(LoaderJob *job)
 static bool
 lock_is_contended(const LOCKTAG *tag, LOCKMODE lockmode)
 {
-	if (LockAcquireExtended(tag, lockmode, false, true, true, NULL) ==
-		LOCKACQUIRE_NOT_AVAIL)
+	if (BGWP_LOCK_TRY(tag, lockmode) == LOCKACQUIRE_NOT_AVAIL)
 		return true;
 	LockRelease(tag, lockmode, false);
 	return false;

@@ -103,6 +103,7 @@
 
 #include "bgw_prefetch.h"
 #include "calibrate.h"
+#include "compat.h"
 #include "io_engine.h"
 
 PG_FUNCTION_INFO_V1(bgw_prefetch_calibrate);
@@ -294,8 +295,9 @@ parse_args(FunctionCallInfo fcinfo, CalArgs *args)
 	/* As for temp_tablespaces: CREATE on it, unless it is the database's */
 	if (args->spcid != MyDatabaseTableSpace && !superuser())
 	{
-		AclResult	aclresult = pg_tablespace_aclcheck(args->spcid, GetUserId(),
-													   ACL_CREATE);
+		AclResult	aclresult = BGWP_TABLESPACE_ACLCHECK(args->spcid,
+															 GetUserId(),
+															 ACL_CREATE);
 
 		if (aclresult != ACLCHECK_OK)
 			aclcheck_error(aclresult, OBJECT_TABLESPACE, args->spcname);

@@ -15,13 +15,14 @@
  * SLRU's shared memory and, every bgw_prefetch.clog_writer_delay
  * milliseconds, writes the dirty pages other than the latest one, oldest
  * first, so that the page a backend evicts is normally already clean.  It
- * writes with SimpleLruWritePage() under the CLOG control lock, exactly as
- * a backend evicting the page would: the WAL-before-data rule, the fsync
- * request forwarded to the checkpointer and the pg_stat_slru counters all
- * stay core's.  It never writes during recovery (the startup process owns
- * the CLOG then), so on a standby it waits and starts working after
- * promotion.  When there is nothing to do and no transaction ids are being
- * consumed it hibernates, like the bgwriter.
+ * writes with SimpleLruWritePage() under the lock that protects the page's
+ * slot (the control lock up to PostgreSQL 16, the slot's bank lock from 17),
+ * exactly as a backend evicting the page would: the WAL-before-data rule,
+ * the fsync request forwarded to the checkpointer and the pg_stat_slru
+ * counters all stay core's.  It never writes during recovery (the startup
+ * process owns the CLOG then), so on a standby it waits and starts working
+ * after promotion.  When there is nothing to do and no transaction ids are
+ * being consumed it hibernates, like the bgwriter.
  *
  * The worker connects to no database: it needs only shared memory, but a
  * connection-less worker has no entry in pg_stat_activity, so it asks for
@@ -141,7 +142,7 @@ static bool cw_attached = false;
 static const char *cw_disabled_reason = NULL;
 
 /* Per-slot page number written in the current round (-1: none). */
-static int *cw_written_page = NULL;
+static BgwpSlruPageNo *cw_written_page = NULL;
 
 /* Our last published state (the writer is the only one to publish). */
 static ClogWriterState cw_state = CLOG_WRITER_NOT_RUNNING;
@@ -154,12 +155,12 @@ static int	cw_idle_rounds = 0;
 
 /* The slot being written, for cleanup after an ERROR (-1: none). */
 static int	cw_io_slot = -1;
-static int	cw_io_page = -1;
+static BgwpSlruPageNo cw_io_page = -1;
 
-static bool clog_page_precedes(int page1, int page2);
+static bool clog_page_precedes(BgwpSlruPageNo page1, BgwpSlruPageNo page2);
 static const char *clog_writer_attach(void);
-static bool clog_writer_work_pending(void);
-static int	clog_writer_select_victim(void);
+static bool clog_writer_work_pending(int first, int last);
+static int	clog_writer_select_victim(int first, int last);
 static int	clog_writer_round(void);
 static void clog_writer_abort_io(void);
 static long clog_writer_hibernate_ms(void);
@@ -251,7 +252,7 @@ clog_writer_reset_stats(TimestampTz now)
  * between equally old slots, as SlruSelectLRUPage() does.
  */
 static bool
-clog_page_precedes(int page1, int page2)
+clog_page_precedes(BgwpSlruPageNo page1, BgwpSlruPageNo page2)
 {
 	TransactionId xid1;
 	TransactionId xid2;
@@ -279,13 +280,12 @@ clog_writer_attach(void)
 	int			nslots = BGWP_CLOG_NUM_BUFFERS();
 	char	   *base;
 	char	   *end;
+	const char *lock_problem;
 
 	shared = (SlruShared) ShmemInitStruct(BGWP_CLOG_SLRU_NAME,
 										  BGWP_CLOG_SHMEM_SIZE(), &found);
 	if (!found)
 		return "CLOG shared memory \"" BGWP_CLOG_SLRU_NAME "\" not found";
-	if (shared->ControlLock != BGWP_CLOG_CONTROL_LOCK)
-		return "unexpected CLOG control lock";
 	if (shared->num_slots != nslots)
 		return "unexpected number of CLOG buffers";
 	if (shared->group_lsn == NULL ||
@@ -304,7 +304,8 @@ clog_writer_attach(void)
 		!CLOG_ARRAY_INSIDE(shared->page_status,
 						   nslots * sizeof(SlruPageStatus)) ||
 		!CLOG_ARRAY_INSIDE(shared->page_dirty, nslots * sizeof(bool)) ||
-		!CLOG_ARRAY_INSIDE(shared->page_number, nslots * sizeof(int)) ||
+		!CLOG_ARRAY_INSIDE(shared->page_number,
+						   nslots * sizeof(shared->page_number[0])) ||
 		!CLOG_ARRAY_INSIDE(shared->page_lru_count, nslots * sizeof(int)) ||
 		!CLOG_ARRAY_INSIDE(shared->buffer_locks,
 						   nslots * sizeof(LWLockPadded)) ||
@@ -316,7 +317,6 @@ clog_writer_attach(void)
 		if (!CLOG_ARRAY_INSIDE(shared->page_buffer[slotno], BLCKSZ))
 			return "unexpected CLOG page buffer address";
 	}
-#undef CLOG_ARRAY_INSIDE
 
 	/* what SimpleLruInit() sets up in the local control struct */
 	ClogCtl->shared = shared;
@@ -324,26 +324,37 @@ clog_writer_attach(void)
 	ClogCtl->PagePrecedes = clog_page_precedes;
 	strlcpy(ClogCtl->Dir, BGWP_CLOG_DIR, sizeof(ClogCtl->Dir));
 
+	/* the control lock, or the banks and their locks (compat.h) */
+	lock_problem = BGWP_CLOG_CHECK_LOCKS(ClogCtl, nslots, CLOG_ARRAY_INSIDE);
+#undef CLOG_ARRAY_INSIDE
+	if (lock_problem != NULL)
+	{
+		ClogCtl->shared = NULL;
+		return lock_problem;
+	}
+
 	cw_written_page = MemoryContextAlloc(TopMemoryContext,
-										 nslots * sizeof(int));
+										 nslots * sizeof(BgwpSlruPageNo));
 
 	return NULL;
 }
 
 /*
- * Is there any page to write?  A peek without the control lock, so that a
- * round with nothing to do never contends with committing transactions;
- * slru.c itself relies on int and bool reads being atomic.  A stale answer
- * only delays or wastes one round: clog_writer_round() decides under the
- * lock.
+ * Is there any page to write in slots first..last-1?  A peek without the
+ * lock, so that a round with nothing to do never contends with committing
+ * transactions; slru.c itself relies on int and bool reads being atomic (and
+ * on 64-bit page numbers being read whole, which holds on the 64-bit
+ * platforms bgw_prefetch is built for; a torn read could only make the
+ * answer stale).  A stale answer only delays or wastes one round:
+ * clog_writer_round() decides under the lock.
  */
 static bool
-clog_writer_work_pending(void)
+clog_writer_work_pending(int first, int last)
 {
 	SlruShared	shared = ClogCtl->shared;
-	int			latest = shared->latest_page_number;
+	BgwpSlruPageNo latest = BGWP_CLOG_LATEST_PAGE(shared);
 
-	for (int slotno = 0; slotno < shared->num_slots; slotno++)
+	for (int slotno = first; slotno < last; slotno++)
 	{
 		if (shared->page_status[slotno] == SLRU_PAGE_VALID &&
 			shared->page_dirty[slotno] &&
@@ -354,28 +365,30 @@ clog_writer_work_pending(void)
 }
 
 /*
- * Choose the next page to write: the least recently used slot holding a
- * valid, dirty page that is not the latest page and that we have not
- * written in this round already.  Ages are computed as in
- * SlruSelectLRUPage(), without advancing cur_lru_count.  Returns -1 when
- * there is none.  Control lock must be held exclusively.
+ * Choose the next page to write in the lock group of slots first..last-1:
+ * the least recently used slot holding a valid, dirty page that is not the
+ * latest page and that we have not written in this round already.  Ages
+ * are computed as in SlruSelectLRUPage(), with the group's LRU counter and
+ * without advancing it.  Returns -1 when there is none.  The group's lock
+ * (compat.h) must be held exclusively.
  */
 static int
-clog_writer_select_victim(void)
+clog_writer_select_victim(int first, int last)
 {
 	SlruShared	shared = ClogCtl->shared;
-	int			cur_count = shared->cur_lru_count;
+	int			cur_count = BGWP_CLOG_CUR_LRU_COUNT(shared, first);
+	BgwpSlruPageNo latest = BGWP_CLOG_LATEST_PAGE(shared);
 	int			best = -1;
 	int			best_delta = -1;
 
-	for (int slotno = 0; slotno < shared->num_slots; slotno++)
+	for (int slotno = first; slotno < last; slotno++)
 	{
-		int			pageno = shared->page_number[slotno];
+		BgwpSlruPageNo pageno = shared->page_number[slotno];
 		int			delta;
 
 		if (shared->page_status[slotno] != SLRU_PAGE_VALID ||
 			!shared->page_dirty[slotno] ||
-			pageno == shared->latest_page_number ||
+			pageno == latest ||
 			cw_written_page[slotno] == pageno)
 			continue;
 
@@ -393,30 +406,43 @@ clog_writer_select_victim(void)
 
 /*
  * One round of writing: at most bgw_prefetch.clog_writer_max_pages pages,
- * oldest first.  SimpleLruWritePage() releases the control lock during the
- * write and takes it back, so every choice is made afresh under the lock.
- * Returns the number of pages written; the shared counters are updated.
+ * oldest first within each lock group (compat.h: all slots up to
+ * PostgreSQL 16, one bank from 17, where backends also evict within a
+ * bank).  SimpleLruWritePage() must be called with the slot's group lock
+ * held exclusively; it releases the lock during the write and takes it
+ * back, so every choice is made afresh under the lock.  Returns the number
+ * of pages written; the shared counters are updated.
  */
 static int
 clog_writer_round(void)
 {
 	SlruShared	shared = ClogCtl->shared;
+	int			group = BGWP_CLOG_GROUP_SIZE(ClogCtl);
 	int			written = 0;
 	instr_time	elapsed;
 	TimestampTz now;
 
 	INSTR_TIME_SET_ZERO(elapsed);
 
-	if (clog_writer_work_pending())
-	{
-		for (int slotno = 0; slotno < shared->num_slots; slotno++)
-			cw_written_page[slotno] = -1;
+	for (int slotno = 0; slotno < shared->num_slots; slotno++)
+		cw_written_page[slotno] = -1;
 
-		LWLockAcquire(BGWP_CLOG_CONTROL_LOCK, LW_EXCLUSIVE);
+	for (int first = 0; first < shared->num_slots; first += group)
+	{
+		int			last = Min(first + group, shared->num_slots);
+		LWLock	   *lock = BGWP_CLOG_GROUP_LOCK(ClogCtl, first);
+
+		if (written >= bgwp_clog_writer_max_pages ||
+			ShutdownRequestPending || ConfigReloadPending)
+			break;
+		if (!clog_writer_work_pending(first, last))
+			continue;
+
+		LWLockAcquire(lock, LW_EXCLUSIVE);
 		while (written < bgwp_clog_writer_max_pages &&
 			   !ShutdownRequestPending && !ConfigReloadPending)
 		{
-			int			slotno = clog_writer_select_victim();
+			int			slotno = clog_writer_select_victim(first, last);
 			instr_time	start;
 			instr_time	end;
 
@@ -435,7 +461,7 @@ clog_writer_round(void)
 			cw_io_slot = -1;
 			written++;
 		}
-		LWLockRelease(BGWP_CLOG_CONTROL_LOCK);
+		LWLockRelease(lock);
 	}
 
 	now = written > 0 ? GetCurrentTimestamp() : 0;
@@ -464,12 +490,14 @@ clog_writer_abort_io(void)
 {
 	SlruShared	shared = ClogCtl->shared;
 	int			slotno = cw_io_slot;
+	LWLock	   *lock;
 
 	cw_io_slot = -1;
 	if (slotno < 0)
 		return;
 
-	LWLockAcquire(BGWP_CLOG_CONTROL_LOCK, LW_EXCLUSIVE);
+	lock = BGWP_CLOG_GROUP_LOCK(ClogCtl, slotno);
+	LWLockAcquire(lock, LW_EXCLUSIVE);
 	if (shared->page_status[slotno] == SLRU_PAGE_WRITE_IN_PROGRESS &&
 		shared->page_number[slotno] == cw_io_page &&
 		LWLockConditionalAcquire(&shared->buffer_locks[slotno].lock,
@@ -479,7 +507,7 @@ clog_writer_abort_io(void)
 		shared->page_dirty[slotno] = true;
 		LWLockRelease(&shared->buffer_locks[slotno].lock);
 	}
-	LWLockRelease(BGWP_CLOG_CONTROL_LOCK);
+	LWLockRelease(lock);
 }
 
 /*
@@ -667,7 +695,7 @@ bgwp_clog_writer_main(Datum main_arg)
 
 		MemoryContextSwitchTo(writer_context);
 		FlushErrorState();
-		MemoryContextResetAndDeleteChildren(writer_context);
+		MemoryContextReset(writer_context);
 
 		RESUME_INTERRUPTS();
 

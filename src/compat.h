@@ -9,8 +9,9 @@
  * visibility map without pinning a relation), the on-disk path of a
  * relation's segments, and the CLOG SLRU.  Everything that depends on the
  * server version is here, so that supporting a newer server means editing
- * this file only.  Only PostgreSQL 15 is built and tested; other versions
- * are refused at compile time rather than guessed at.
+ * this file only.  PostgreSQL 15, 16, 17 and 18 are supported (see
+ * doc/versions.md for what was tested on each); other versions are refused
+ * at compile time rather than guessed at.
  *
  *-------------------------------------------------------------------------
  */
@@ -19,40 +20,173 @@
 
 #include "postgres.h"
 
-#if PG_VERSION_NUM < 150000 || PG_VERSION_NUM >= 160000
-#error "bgw_prefetch is written and tested for PostgreSQL 15 only (see compat.h)"
+#if PG_VERSION_NUM < 150000 || PG_VERSION_NUM >= 190000
+#error "bgw_prefetch supports PostgreSQL 15, 16, 17 and 18 only (see compat.h)"
 #endif
 
 #include "common/relpath.h"
 #include "miscadmin.h"
 #include "storage/buf_internals.h"
+#include "storage/proc.h"
+#include "utils/relmapper.h"
+#include "utils/resowner.h"
+#if PG_VERSION_NUM >= 160000
+#include "storage/relfilelocator.h"
+#else
 #include "storage/relfilenode.h"
+#endif
 
 /* ---------- backend status array ---------- */
 
 /*
  * backend_status.c allocates the array with this ShmemInitStruct name and
- * size; attaching by name gives read access to other backends' progress
- * with the changecount protocol, without pgstat_read_current_status()'s
- * per-backend SInvalWriteLock and activity-string copies.
+ * size (its NumBackendStatSlots); attaching by name gives read access to
+ * other backends' progress with the changecount protocol, without
+ * pgstat_read_current_status()'s per-backend SInvalWriteLock and
+ * activity-string copies.  A regular backend's own slot is the one
+ * pgstat_beinit() gives it: MyBackendId - 1 up to 16, MyProcNumber from 17.
  */
 #define BGWP_BACKEND_STATUS_SHMEM_NAME "Backend Status Array"
+#if PG_VERSION_NUM >= 170000
+#define BGWP_NUM_BACKEND_STATUS_SLOTS (MaxBackends + NUM_AUXILIARY_PROCS)
+#define BGWP_MY_BACKEND_STATUS_SLOT() (MyProcNumber)
+#else
 #define BGWP_NUM_BACKEND_STATUS_SLOTS (MaxBackends + NUM_AUXPROCTYPES)
-/* A regular backend's own slot (pgstat_beinit(): MyBackendId - 1) */
 #define BGWP_MY_BACKEND_STATUS_SLOT() (MyBackendId - 1)
+#endif
 
 /* ---------- relation files ---------- */
 
+/*
+ * A relation's file identity: RelFileNode up to 15, RelFileLocator (with
+ * renamed fields) from 16.  BGWP_RELFILE_SPC() is an lvalue.
+ */
+#if PG_VERSION_NUM >= 160000
+typedef RelFileLocator BgwpRelFile;
+
+#define BGWP_RELFILE_SPC(rf)	((rf).spcOid)
+#define BGWP_RELFILE_SET(rf, spcid, dbid, relnumber) \
+	((rf).spcOid = (spcid), (rf).dbOid = (dbid), (rf).relNumber = (relnumber))
+#define BGWP_RELATION_MAP_OID_TO_FILE(relid, shared) \
+	RelationMapOidToFilenumber((relid), (shared))
+#else
 typedef RelFileNode BgwpRelFile;
 
-#define BGWP_REL_PATH(dbid, spcid, relfilenode, forknum) \
-	GetRelationPath((dbid), (spcid), (relfilenode), InvalidBackendId, (forknum))
+#define BGWP_RELFILE_SPC(rf)	((rf).spcNode)
+#define BGWP_RELFILE_SET(rf, spcid, dbid, relnumber) \
+	((rf).spcNode = (spcid), (rf).dbNode = (dbid), (rf).relNode = (relnumber))
+#define BGWP_RELATION_MAP_OID_TO_FILE(relid, shared) \
+	RelationMapOidToFilenode((relid), (shared))
+#endif
+
+/*
+ * The palloc'd path of a fork's first segment.  GetRelationPath() returns
+ * a palloc'd string up to 17 and a RelPathStr by value from 18.
+ */
+static inline char *
+bgwp_rel_path(BgwpRelFile rf, ForkNumber forknum)
+{
+#if PG_VERSION_NUM >= 180000
+	return pstrdup(GetRelationPath(rf.dbOid, rf.spcOid, rf.relNumber,
+								   INVALID_PROC_NUMBER, forknum).str);
+#elif PG_VERSION_NUM >= 170000
+	return GetRelationPath(rf.dbOid, rf.spcOid, rf.relNumber,
+						   INVALID_PROC_NUMBER, forknum);
+#elif PG_VERSION_NUM >= 160000
+	return GetRelationPath(rf.dbOid, rf.spcOid, rf.relNumber,
+						   InvalidBackendId, forknum);
+#else
+	return GetRelationPath(rf.dbNode, rf.spcNode, rf.relNode,
+						   InvalidBackendId, forknum);
+#endif
+}
+
+/* ---------- resource owners ---------- */
+
+/*
+ * Release everything a failed iteration of a worker's main loop left in
+ * CurrentResourceOwner (a long-lived owner the worker created), as
+ * bgwriter.c does after an ERROR, and leave an owner the next iteration can
+ * use.  Up to 16 a released owner can be used again.  From 17 it cannot
+ * (ResourceOwnerEnlarge() fails with "called after release started"; only
+ * core's AuxProcessResourceOwner is reset in place), so it is deleted --
+ * it is empty after the release -- and replaced by a new one of that name.
+ */
+static inline void
+bgwp_release_loop_resources(const char *owner_name)
+{
+	ResourceOwnerRelease(CurrentResourceOwner, RESOURCE_RELEASE_BEFORE_LOCKS,
+						 false, true);
+	ResourceOwnerRelease(CurrentResourceOwner, RESOURCE_RELEASE_LOCKS,
+						 false, true);
+	ResourceOwnerRelease(CurrentResourceOwner, RESOURCE_RELEASE_AFTER_LOCKS,
+						 false, true);
+#if PG_VERSION_NUM >= 170000
+	{
+		ResourceOwner released = CurrentResourceOwner;
+
+		CurrentResourceOwner = NULL;
+		ResourceOwnerDelete(released);
+		CurrentResourceOwner = ResourceOwnerCreate(NULL, owner_name);
+	}
+#endif
+}
+
+/* ---------- GUCs ---------- */
+
+/*
+ * A check hook's "extra" is released by guc.c: with free() up to 15, with
+ * guc_free() -- pfree() of GUC memory-context memory -- from 16, so from 16
+ * it must come from guc_malloc().  Both return NULL when out of memory.
+ */
+#if PG_VERSION_NUM >= 160000
+#define BGWP_GUC_EXTRA_ALLOC(size)	guc_malloc(LOG, (size))
+#define BGWP_GUC_EXTRA_FREE(ptr)	guc_free(ptr)
+#else
+#define BGWP_GUC_EXTRA_ALLOC(size)	malloc(size)
+#define BGWP_GUC_EXTRA_FREE(ptr)	free(ptr)
+#endif
+
+/* ---------- privileges ---------- */
+
+/*
+ * May roleid use the tablespace this way?  pg_tablespace_aclcheck() up to
+ * 15, the generic object_aclcheck() from 16.  Expand only where
+ * utils/acl.h and catalog/pg_tablespace_d.h are included.
+ */
+#if PG_VERSION_NUM >= 160000
+#define BGWP_TABLESPACE_ACLCHECK(spcid, roleid, mode) \
+	object_aclcheck(TableSpaceRelationId, (spcid), (roleid), (mode))
+#else
+#define BGWP_TABLESPACE_ACLCHECK(spcid, roleid, mode) \
+	pg_tablespace_aclcheck((spcid), (roleid), (mode))
+#endif
+
+/* ---------- cumulative statistics ---------- */
+
+/*
+ * A table's autovacuum and autoanalyze counters in PgStat_StatTabEntry,
+ * renamed in 16.
+ */
+#if PG_VERSION_NUM >= 160000
+#define BGWP_TAB_AUTOVACUUM_COUNT(tab)	((tab)->autovacuum_count)
+#define BGWP_TAB_AUTOANALYZE_COUNT(tab)	((tab)->autoanalyze_count)
+#else
+#define BGWP_TAB_AUTOVACUUM_COUNT(tab)	((tab)->autovac_vacuum_count)
+#define BGWP_TAB_AUTOANALYZE_COUNT(tab)	((tab)->autovac_analyze_count)
+#endif
 
 /* ---------- buffer mapping (visibility map reads) ---------- */
 
+#if PG_VERSION_NUM >= 160000
+#define BGWP_INIT_BUFFERTAG(tag, relfile, forknum, blkno) \
+	InitBufferTag(&(tag), &(relfile), (forknum), (blkno))
+#else
 #define BGWP_INIT_BUFFERTAG(tag, relfile, forknum, blkno) \
 	INIT_BUFFERTAG((tag), (relfile), (forknum), (blkno))
+#endif
 
+/* same signature in 15-18, with BgwpRelFile's type */
 #define BGWP_READ_RECENT_BUFFER(relfile, forknum, blkno, buffer) \
 	ReadRecentBuffer((relfile), (forknum), (blkno), (buffer))
 
@@ -63,12 +197,31 @@ typedef RelFileNode BgwpRelFile;
 	ReadBufferWithoutRelcache((relfile), (forknum), (blkno), RBM_NORMAL, NULL, \
 							  (permanent))
 
-/* The relation's files as its relcache entry names them */
+/* The relation's files as its relcache entry names them (renamed in 16) */
+#if PG_VERSION_NUM >= 160000
+#define BGWP_RELATION_FILE(rel) ((rel)->rd_locator)
+#define BGWP_SAME_REL_FILE(a, b) RelFileLocatorEquals((a), (b))
+#else
 #define BGWP_RELATION_FILE(rel) ((rel)->rd_node)
 #define BGWP_SAME_REL_FILE(a, b) RelFileNodeEquals((a), (b))
+#endif
+
+/*
+ * Try a heavyweight lock without waiting and without reporting a memory
+ * error; 18 adds the logLockFailure argument (false: as before).  Expand
+ * only where storage/lock.h is included.
+ */
+#if PG_VERSION_NUM >= 180000
+#define BGWP_LOCK_TRY(tag, lockmode) \
+	LockAcquireExtended((tag), (lockmode), false, true, true, NULL, false)
+#else
+#define BGWP_LOCK_TRY(tag, lockmode) \
+	LockAcquireExtended((tag), (lockmode), false, true, true, NULL)
+#endif
 
 /* ---------- visibility map layout (private to visibilitymap.c) ---------- */
 
+/* unchanged in 15-18 */
 #define BGWP_VM_MAPSIZE (BLCKSZ - MAXALIGN(SizeOfPageHeaderData))
 #define BGWP_VM_HEAPBLOCKS_PER_BYTE 4	/* 2 bits per heap block */
 #define BGWP_VM_HEAPBLOCKS_PER_PAGE (BGWP_VM_MAPSIZE * BGWP_VM_HEAPBLOCKS_PER_BYTE)
@@ -80,19 +233,91 @@ typedef RelFileNode BgwpRelFile;
 
 /*
  * clog.c's CLOGShmemInit() creates the CLOG SLRU with these parameters:
- * ShmemInitStruct name, directory, control lock, CLOGShmemBuffers() slots,
- * and 2 status bits per xid with one LSN group per 32 xids.  The CLOG page
- * layout constants are static in clog.c and copied here.  Expand these
- * macros only where access/clog.h and access/slru.h are included.
+ * ShmemInitStruct name, directory, CLOGShmemBuffers() slots, and 2 status
+ * bits per xid with one LSN group per 32 xids.  The CLOG page layout
+ * constants are static in clog.c and copied here.  Expand these macros only
+ * where access/clog.h and access/slru.h are included.
+ *
+ * Locking, which SimpleLruWritePage() relies on its caller for:
+ *
+ *	- up to 16 one control lock (XactSLRULock) protects every slot's state,
+ *	  and pages are numbered with int;
+ *	- from 17 the slots are split into banks of SLRU_BANK_SIZE (16, private
+ *	  to slru.c) consecutive slots, a page lives only in the bank
+ *	  pageno % nbanks, each bank's state is protected by its own bank lock
+ *	  and has its own LRU counter, page numbers are int64 and
+ *	  latest_page_number is an atomic read without any lock.
+ *
+ * The writer therefore works on "lock groups": consecutive slots sharing
+ * one lock (all slots up to 16, one bank from 17), and calls
+ * SimpleLruWritePage() holding exactly the lock of the slot's group in
+ * exclusive mode, as SlruSelectLRUPage()'s callers do.
  */
-#define BGWP_CLOG_SLRU_NAME		"Xact"
 #define BGWP_CLOG_DIR			"pg_xact"
-#define BGWP_CLOG_CONTROL_LOCK	XactSLRULock
 #define BGWP_CLOG_SYNC_HANDLER	SYNC_HANDLER_CLOG
-#define BGWP_CLOG_NUM_BUFFERS()	((int) CLOGShmemBuffers())
 #define BGWP_CLOG_SHMEM_SIZE()	CLOGShmemSize()
 #define BGWP_CLOG_XACTS_PER_PAGE	(BLCKSZ * 4)
 #define BGWP_CLOG_LSNS_PER_PAGE	(BGWP_CLOG_XACTS_PER_PAGE / 32)
+
+#if PG_VERSION_NUM >= 170000
+
+typedef int64 BgwpSlruPageNo;
+
+/*
+ * CLOGShmemBuffers() is static in clog.c from 17: its rule (the
+ * transaction_buffers GUC, which CLOGShmemInit() has set to the autotuned
+ * value when it was 0, clamped to clog.c's CLOG_MAX_ALLOWED_BUFFERS).
+ */
+#define BGWP_CLOG_MAX_ALLOWED_BUFFERS \
+	Min(SLRU_MAX_ALLOWED_BUFFERS, \
+		(((MaxTransactionId / 2) + (BGWP_CLOG_XACTS_PER_PAGE - 1)) / \
+		 BGWP_CLOG_XACTS_PER_PAGE))
+
+#define BGWP_CLOG_NUM_BUFFERS() \
+	(transaction_buffers == 0 ? SimpleLruAutotuneBuffers(512, 1024) : \
+	 Min(Max(16, transaction_buffers), BGWP_CLOG_MAX_ALLOWED_BUFFERS))
+#define BGWP_CLOG_SLRU_NAME		"transaction"
+#define BGWP_SLRU_BANK_SIZE		16
+#define BGWP_CLOG_GROUP_SIZE(ctl)	BGWP_SLRU_BANK_SIZE
+#define BGWP_CLOG_GROUP_LOCK(ctl, slotno) \
+	(&(ctl)->shared->bank_locks[(slotno) / BGWP_SLRU_BANK_SIZE].lock)
+#define BGWP_CLOG_CUR_LRU_COUNT(shared, slotno) \
+	((shared)->bank_cur_lru_count[(slotno) / BGWP_SLRU_BANK_SIZE])
+#define BGWP_CLOG_LATEST_PAGE(shared) \
+	((BgwpSlruPageNo) pg_atomic_read_u64(&(shared)->latest_page_number))
+
+/*
+ * Check the locks SimpleLruInit() set up, and complete the local control
+ * struct as it does (the caller sets shared, PagePrecedes, sync handler and
+ * directory).  Returns NULL or why the layout is not the expected one.
+ * "inside" tells whether an array lies in the SLRU's shared memory.
+ */
+#define BGWP_CLOG_CHECK_LOCKS(ctl, nslots, inside) \
+	((nslots) % BGWP_SLRU_BANK_SIZE != 0 ? "unexpected number of CLOG banks" : \
+	 !inside((ctl)->shared->bank_locks, \
+			 ((nslots) / BGWP_SLRU_BANK_SIZE) * sizeof(LWLockPadded)) || \
+	 !inside((ctl)->shared->bank_cur_lru_count, \
+			 ((nslots) / BGWP_SLRU_BANK_SIZE) * sizeof(int)) ? \
+	 "unexpected CLOG bank layout" : \
+	 ((ctl)->nbanks = (nslots) / BGWP_SLRU_BANK_SIZE, \
+	  (ctl)->long_segment_names = false, \
+	  (const char *) NULL))
+
+#else
+
+typedef int BgwpSlruPageNo;
+
+#define BGWP_CLOG_NUM_BUFFERS()	((int) CLOGShmemBuffers())
+#define BGWP_CLOG_SLRU_NAME		"Xact"
+#define BGWP_CLOG_GROUP_SIZE(ctl)	((ctl)->shared->num_slots)
+#define BGWP_CLOG_GROUP_LOCK(ctl, slotno)	(XactSLRULock)
+#define BGWP_CLOG_CUR_LRU_COUNT(shared, slotno)	((shared)->cur_lru_count)
+#define BGWP_CLOG_LATEST_PAGE(shared)	((shared)->latest_page_number)
+#define BGWP_CLOG_CHECK_LOCKS(ctl, nslots, inside) \
+	((ctl)->shared->ControlLock != XactSLRULock ? \
+	 "unexpected CLOG control lock" : (const char *) NULL)
+
+#endif
 
 /* ---------- end of CLOG writer section ---------- */
 

@@ -30,6 +30,7 @@
 #include "utils/guc.h"
 
 #include "bgw_prefetch.h"
+#include "compat.h"
 #include "io_engine.h"
 
 /* Upper bound of any prefetch depth, as core's MAX_IO_CONCURRENCY. */
@@ -71,7 +72,7 @@ static const struct config_enum_entry read_into_options[] = {
 	{NULL, 0, false}
 };
 
-static const struct config_enum_entry io_method_options[] = {
+static const struct config_enum_entry bgwp_io_method_options[] = {
 	{"io_uring", IO_METHOD_IO_URING, false},
 	{"fadvise", IO_METHOD_FADVISE, false},
 	{NULL, 0, false}
@@ -97,8 +98,9 @@ static bool check_tablespace_io_depth(char **newval, void **extra,
 static void assign_tablespace_io_depth(const char *newval, void *extra);
 
 /*
- * Parse "name=depth, name=depth" into a malloc'd map.  On a syntax or range
- * error, sets the GUC error detail/hint and returns NULL.
+ * Parse "name=depth, name=depth" into a map allocated as a GUC extra
+ * (compat.h).  On a syntax or range error, sets the GUC error detail/hint
+ * and returns NULL.
  */
 static TablespaceDepthMap *
 parse_tablespace_io_depth(const char *value)
@@ -111,8 +113,8 @@ parse_tablespace_io_depth(const char *value)
 		if (*c == ',')
 			maxentries++;
 
-	map = malloc(offsetof(TablespaceDepthMap, entries) +
-				 maxentries * sizeof(TablespaceDepthEntry));
+	map = BGWP_GUC_EXTRA_ALLOC(offsetof(TablespaceDepthMap, entries) +
+								maxentries * sizeof(TablespaceDepthEntry));
 	if (map == NULL)
 	{
 		GUC_check_errcode(ERRCODE_OUT_OF_MEMORY);
@@ -197,7 +199,7 @@ parse_tablespace_io_depth(const char *value)
 	return map;
 
 fail:
-	free(map);
+	BGWP_GUC_EXTRA_FREE(map);
 	return NULL;
 }
 
@@ -223,7 +225,7 @@ check_tablespace_io_depth(char **newval, void **extra, GucSource source)
 				GUC_check_errdetail("Tablespace \"%s\" does not exist.",
 									map->entries[i].spcname);
 				GUC_check_errhint("List existing tablespaces, see pg_tablespace.");
-				free(map);
+				BGWP_GUC_EXTRA_FREE(map);
 				return false;
 			}
 		}
@@ -304,7 +306,7 @@ bgwp_define_gucs(void)
 							 "How blocks are pre-read: io_uring reads, or posix_fadvise(WILLNEED).",
 							 "If io_uring cannot be set up the engine falls back to fadvise and says why.",
 							 &bgwp_io_method, IO_METHOD_IO_URING,
-							 io_method_options, PGC_SIGHUP, 0,
+							 bgwp_io_method_options, PGC_SIGHUP, 0,
 							 NULL, NULL, NULL);
 	DefineCustomIntVariable("bgw_prefetch.max_distance",
 							"Upper bound of how far ahead of a scan blocks are pre-read.",

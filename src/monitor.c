@@ -50,6 +50,7 @@
 #include "utils/wait_event.h"
 
 #include "bgw_prefetch.h"
+#include "compat.h"
 #include "io_engine.h"
 #include "prefetcher.h"
 #include "resolver.h"
@@ -64,6 +65,8 @@ PG_FUNCTION_INFO_V1(bgw_prefetch_status);
 #define ANNOUNCED_POLL_WINDOW_MS 2000
 /* Pause after an error before the loop goes on, in ms. */
 #define ERROR_PAUSE_MS 1000
+/* The monitor's resource owner, renewed after an error (compat.h) */
+#define MONITOR_RESOURCE_OWNER "bgw_prefetch monitor"
 
 typedef struct MonitorShared
 {
@@ -315,7 +318,7 @@ bgwp_monitor_main(Datum main_arg)
 	/* targets_completed_count() wants fresh statistics, not a snapshot */
 	SetConfigOption("stats_fetch_consistency", "none", PGC_SUSET, PGC_S_OVERRIDE);
 
-	CurrentResourceOwner = ResourceOwnerCreate(NULL, "bgw_prefetch monitor");
+	CurrentResourceOwner = ResourceOwnerCreate(NULL, MONITOR_RESOURCE_OWNER);
 	loop_context = AllocSetContextCreate(TopMemoryContext,
 										 "bgw_prefetch monitor loop",
 										 ALLOCSET_DEFAULT_SIZES);
@@ -340,12 +343,7 @@ bgwp_monitor_main(Datum main_arg)
 		ConditionVariableCancelSleep();
 		pgstat_report_wait_end();
 		UnlockBuffers();
-		ResourceOwnerRelease(CurrentResourceOwner, RESOURCE_RELEASE_BEFORE_LOCKS,
-							 false, true);
-		ResourceOwnerRelease(CurrentResourceOwner, RESOURCE_RELEASE_LOCKS,
-							 false, true);
-		ResourceOwnerRelease(CurrentResourceOwner, RESOURCE_RELEASE_AFTER_LOCKS,
-							 false, true);
+		bgwp_release_loop_resources(MONITOR_RESOURCE_OWNER);
 		prefetcher_stop(false);
 		MemoryContextSwitchTo(loop_context);
 		FlushErrorState();

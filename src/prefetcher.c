@@ -520,8 +520,7 @@ segment_fd(PrefetchTarget *t, int segno)
 		close(victim->fd);
 	victim->fd = -1;
 
-	path = BGWP_REL_PATH(t->relfile.dbNode, t->relfile.spcNode,
-						 t->relfile.relNode, MAIN_FORKNUM);
+	path = bgwp_rel_path(t->relfile, MAIN_FORKNUM);
 	segpath = segno == 0 ? pstrdup(path) : psprintf("%s.%d", path, segno);
 	victim->fd = BasicOpenFile(segpath, O_RDONLY | PG_BINARY);
 
@@ -700,7 +699,7 @@ learn_read_cost(const PrefetchTarget *t)
 	per_block = (double) t->report.prefetch_wall_us / t->report.prefetched_blocks;
 	if (per_block < BGWP_CACHED_COST_FRACTION * defaults.seq_us_per_block)
 		return;
-	analyze_cost_model_observe(tablespace_cost(t->relfile.spcNode),
+	analyze_cost_model_observe(tablespace_cost(BGWP_RELFILE_SPC(t->relfile)),
 							   ANALYZE_READ_SEQUENTIAL,
 							   (double) t->report.prefetch_wall_us,
 							   t->report.prefetched_blocks);
@@ -714,7 +713,7 @@ tablespace_inflight(Oid spcnode)
 	int			n = 0;
 
 	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
-		if (targets[i].in_use && targets[i].relfile.spcNode == spcnode)
+		if (targets[i].in_use && BGWP_RELFILE_SPC(targets[i].relfile) == spcnode)
 			n += targets[i].inflight;
 	return n;
 }
@@ -743,7 +742,7 @@ submit_reads(PrefetchTarget *t)
 		uint64		tag;
 
 		if (io_engine_inflight(engine) >= BGWP_ENGINE_MAX_INFLIGHT ||
-			tablespace_inflight(t->relfile.spcNode) >= t->rel.io_depth)
+			tablespace_inflight(BGWP_RELFILE_SPC(t->relfile)) >= t->rel.io_depth)
 		{
 			t->depth_bound = true;
 			break;
@@ -1024,9 +1023,8 @@ stop_loader(PrefetchTarget *t)
 static void
 activate_target(PrefetchTarget *t)
 {
-	t->relfile.dbNode = t->rel.dbnode;
-	t->relfile.spcNode = t->rel.spcnode;
-	t->relfile.relNode = t->rel.relfilenode;
+	BGWP_RELFILE_SET(t->relfile, t->rel.spcnode, t->rel.dbnode,
+					 t->rel.relfilenode);
 	t->completed_before = targets_completed_count(t->rel.dbnode, t->obs.relid,
 												  t->obs.command);
 
@@ -1067,8 +1065,8 @@ activate_target(PrefetchTarget *t)
 		t->join_block = analyze_position_lower_bound(t->obs.position, t->obs.total,
 													 t->nblocks);
 		if (t->rel.calibrated)
-			calibrate_cost_model(tablespace_cost(t->relfile.spcNode), &t->rel);
-		t->cost = *tablespace_cost(t->relfile.spcNode);
+			calibrate_cost_model(tablespace_cost(BGWP_RELFILE_SPC(t->relfile)), &t->rel);
+		t->cost = *tablespace_cost(BGWP_RELFILE_SPC(t->relfile));
 		if (!analyze_should_stream(t->obs.total, t->nblocks, &t->cost))
 		{
 			t->state = TARGET_WATCHED;

@@ -27,7 +27,8 @@
  * go through the workers.
  *
  * Whether a VACUUM is aggressive is computed as vacuum_set_xid_limits()
- * does from relfrozenxid/relminmxid, the freeze table ages (the table's
+ * (vacuum_get_cutoffs() from PostgreSQL 16, the same rule up to 18) does
+ * from relfrozenxid/relminmxid, the freeze table ages (the table's
  * autovacuum reloptions for autovacuum) and, for a manual VACUUM, the FREEZE
  * and DISABLE_PAGE_SKIPPING options.  A worker reads those by running the
  * server's own parser over the backend's query text; it cannot see a
@@ -374,7 +375,8 @@ parse_vacuum_options(const char *query, VacuumOptions *opts)
 }
 
 /*
- * Would vacuum_set_xid_limits() call this VACUUM aggressive?  Mirrors
+ * Would vacuum_set_xid_limits() (vacuum_get_cutoffs() from 16) call this
+ * VACUUM aggressive?  Mirrors
  * vacuum.c and, for autovacuum, table_recheck_autovac()'s choice of ages.
  */
 static bool
@@ -525,7 +527,7 @@ resolve_relation(const ResolveRequest *req, const VacuumOptions *opts,
 	{
 		res->relfilenode = OidIsValid(classForm->relfilenode) ?
 			classForm->relfilenode :
-			RelationMapOidToFilenode(req->relid, classForm->relisshared);
+			BGWP_RELATION_MAP_OID_TO_FILE(req->relid, classForm->relisshared);
 		res->spcnode = classForm->relisshared ? GLOBALTABLESPACE_OID :
 			OidIsValid(classForm->reltablespace) ? classForm->reltablespace :
 			MyDatabaseTableSpace;

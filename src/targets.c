@@ -246,8 +246,8 @@ targets_completed_count(Oid dbid, Oid relid, PrefetchCommand command)
 	if (tab == NULL)
 		return 0;
 	count = command == PREFETCH_CMD_VACUUM ?
-		tab->vacuum_count + tab->autovac_vacuum_count :
-		tab->analyze_count + tab->autovac_analyze_count;
+		tab->vacuum_count + BGWP_TAB_AUTOVACUUM_COUNT(tab) :
+		tab->analyze_count + BGWP_TAB_AUTOANALYZE_COUNT(tab);
 	pfree(tab);
 	return count;
 }

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * vacuum_plan.c
- *	  Pure planner of the heap blocks a PostgreSQL 15 VACUUM will read.
+ *	  Pure planner of the heap blocks a VACUUM will read.
  *
  * The prefetcher must read ahead exactly the blocks that lazy_scan_heap()
  * (src/backend/access/heap/vacuumlazy.c) will read: prefetching a block the
@@ -19,6 +19,23 @@
  *	- lazy_scan_heap() calls lazy_scan_skip(0) before its loop and
  *	  lazy_scan_skip(blkno + 1) each time it reaches next_unskippable_block;
  *	  any other block is skipped if skipping_current_range, else read.
+ *
+ * PostgreSQL 16 has the same code.  17 and 18 restructure it as
+ * heap_vac_scan_next_block() and find_next_unskippable_block() (18 as a
+ * read stream callback) with the same rule: a walked range is skipped when
+ * next_unskippable_block - next_block >= SKIP_PAGES_THRESHOLD, the same
+ * blocks are unskippable, and the walk starts at the same blocks.
+ *
+ * PostgreSQL 18 adds eager scanning to normal (non-aggressive) vacuums of
+ * tables of at least 2 * 4096 blocks whose relfrozenxid or relminmxid is
+ * older than the freeze cutoff: while the current region's budget of
+ * freeze failures lasts, an all-visible but not all-frozen block is
+ * unskippable too.  Whether a block is eagerly scanned depends on whether
+ * the vacuum managed to freeze the blocks it eagerly scanned before, which
+ * the visibility map does not tell, so the planner does not mirror it.
+ * Eager scanning only makes blocks unskippable, which shortens ranges, so
+ * the vacuum then reads a superset of the plan: the plan never names a
+ * block the vacuum skips, it only misses the eagerly scanned ones.
  *
  * Because the skip decision for a range is taken once, at the range's start,
  * from the map bits seen then, the planner keeps the same state the loop
@@ -65,7 +82,7 @@ vacuum_plan_init(VacuumPlanState *state, uint32_t rel_pages,
  * The block must be one the VACUUM reads: from a block inside a range it
  * skips, the rest of the range may be shorter than SKIP_PAGES_THRESHOLD and
  * would be planned as read.  Progress never reports such a block: in
- * PostgreSQL 15 heap_blks_scanned is set after the skip test, only for
+ * PostgreSQL 15-18 heap_blks_scanned is set after the skip test, only for
  * blocks that are read (and to rel_pages once the scan is over, which plans
  * nothing here).  first_block 0 is the same as vacuum_plan_init().
  */

@@ -1,9 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * vacuum_plan.h
- *	  Pure planner of the heap blocks a PostgreSQL 15 VACUUM will read.
+ *	  Pure planner of the heap blocks a VACUUM will read.
  *
- * The planner mirrors lazy_scan_skip() in vacuumlazy.c: given the
+ * The planner mirrors lazy_scan_skip() in vacuumlazy.c (PostgreSQL 15 and
+ * 16; heap_vac_scan_next_block() and find_next_unskippable_block() from 17,
+ * the same rule; see vacuum_plan.c for 18's eager scanning): given the
  * visibility-map bits of every heap block it yields, in ascending order,
  * exactly the blocks that lazy_scan_heap() will read.  It is written in
  * plain C (no server headers) so that tests/unit can check it exhaustively
@@ -27,7 +29,7 @@
 #define VP_ALL_VISIBLE	0x01
 #define VP_ALL_FROZEN	0x02
 
-/* lazy_scan_skip()'s SKIP_PAGES_THRESHOLD in PostgreSQL 15 */
+/* vacuumlazy.c's SKIP_PAGES_THRESHOLD (32 in PostgreSQL 15-18) */
 #define VP_SKIP_PAGES_THRESHOLD 32
 
 typedef enum VacuumSkipMode

@@ -94,9 +94,7 @@ copy_from_file(VmReader *reader, BlockNumber mapblock)
 
 	if (reader->fd < 0 && !reader->file_missing)
 	{
-		char	   *path = BGWP_REL_PATH(reader->relfile.dbNode,
-										 reader->relfile.spcNode,
-										 reader->relfile.relNode,
+		char	   *path = bgwp_rel_path(reader->relfile,
 										 VISIBILITYMAP_FORKNUM);
 
 		reader->fd = BasicOpenFile(path, O_RDONLY | PG_BINARY);

@@ -108,9 +108,10 @@ my @cases = (
 		'bgw_prefetch.io_method', 'fadvise', 'fadvise',
 		'aio', qr/invalid value for parameter "bgw_prefetch.io_method": "aio"\n.*HINT:  Available values: io_uring, fadvise\./
 	],
+	# PostgreSQL 17 writes the range with its unit: (10 ms .. 3600000 ms)
 	[
 		'bgw_prefetch.naptime', '30ms', '30ms',
-		'0', qr/0 ms is outside the valid range for parameter "bgw_prefetch.naptime" \(10 \.\. 3600000\)/
+		'0', qr/0 ms is outside the valid range for parameter "bgw_prefetch.naptime" \(10( ms)? \.\. 3600000( ms)?\)/
 	],
 	[
 		'bgw_prefetch.max_distance', '1000', '8000kB',

@@ -92,7 +92,9 @@ sub set_writer
 }
 
 # pg_stat_slru Xact writes, the writer's pages, the next xid.  Only once no
-# other client is connected: backends flush their statistics on exit.
+# other client is connected: backends flush their statistics on exit.  The
+# CLOG's pg_stat_slru row is "Xact" up to PostgreSQL 16, "transaction" from
+# 17.
 sub counters
 {
 	$node->poll_query_until('postgres',
@@ -100,7 +102,8 @@ sub counters
 	) or die 'clients did not go away';
 	my ($slru, $writer, $xid) = split /\|/, $node->safe_psql(
 		'postgres', q{
-SELECT (SELECT blks_written FROM pg_stat_slru WHERE name = 'Xact'),
+SELECT (SELECT blks_written FROM pg_stat_slru
+         WHERE name IN ('Xact', 'transaction')),
        (SELECT pages_written FROM pg_stat_prefetch_clog),
        pg_snapshot_xmax(pg_current_snapshot())});
 	return ($slru, $writer, $xid);

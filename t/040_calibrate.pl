@@ -41,7 +41,7 @@ my $ts_oid = $node->safe_psql('postgres',
 # Files in the pgsql_tmp directories of pg_default and of cal_ts.
 sub scratch_files
 {
-	my @dirs = ($node->data_dir . '/base/pgsql_tmp', glob("$tsdir/PG_15_*/pgsql_tmp"));
+	my @dirs = ($node->data_dir . '/base/pgsql_tmp', glob("$tsdir/PG_*_*/pgsql_tmp"));
 	return map { glob("$_/*") } @dirs;
 }
 
@@ -90,14 +90,15 @@ foreach my $spc ('pg_default', 'cal_ts')
 		"$small FROM bgw_prefetch_calibrate('$spc', size_mb => 64, max_depth => 16)");
 	is($ret, 0, "calibration of $spc succeeds");
 	check_curve($spc, $out);
-	like($err, qr/NOTICE:  calibrating tablespace "$spc" with scratch file "(base|pg_tblspc\/$ts_oid\/PG_15_\d+)\/pgsql_tmp\/pgsql_tmp\d+\.\d+" \(64 MB\)/,
+	like($err, qr/NOTICE:  calibrating tablespace "$spc" with scratch file "(base|pg_tblspc\/$ts_oid\/PG_\d+_\d+)\/pgsql_tmp\/pgsql_tmp\d+\.\d+" \(64 MB\)/,
 		"$spc: the scratch file is a temporary file of the tablespace");
 	like($err, qr/round 3 of 3: sequential, depth \d+: \d+ IOPS/, "$spc: progress NOTICEs");
 	like($err, qr/recommended depth \d+/, "$spc: recommendation NOTICE");
 	unlike($err, qr/stayed in the page cache/, "$spc: every step started from a cold cache");
 	is(join(',', scratch_files()), '', "$spc: no scratch file left");
 }
-ok(-d (glob("$tsdir/PG_15_*/pgsql_tmp"))[0],
+# (PG_<major>_<catalog version>: any server version)
+ok(-d (glob("$tsdir/PG_*_*/pgsql_tmp"))[0],
 	'the second tablespace has a pgsql_tmp directory (made by the calibration)');
 
 # ---- bad arguments ----
