@@ -6,7 +6,7 @@
 #
 # PostgreSQL 15 is Debian's package (scripts/install-deps.sh); 16, 17 and 18
 # are built from the git-archive tarballs of their stable branches in
-# $BGWP_PG_SOURCES (default /work/shared/pgsrc/postgresql-N.tar.gz).  Each
+# $BGWP_PG_SOURCES (default ../shared/pgsrc/postgresql-N.tar.gz beside the checkout).  Each
 # version is installed into its own prefix $BGWP_PG_CACHE/pg-N (default
 # /var/cache/bgw_prefetch/pg-N) with contrib (amcheck, pg_visibility,
 # pg_prewarm), PGXS and the TAP test modules (PostgreSQL::Test::Cluster under

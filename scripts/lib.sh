@@ -13,7 +13,8 @@ export PG_CONFIG
 # Versions 16-18 are built from source by scripts/build-pg.sh, one prefix
 # per version under BGWP_PG_CACHE, from the tarballs in BGWP_PG_SOURCES.
 BGWP_PG_CACHE=${BGWP_PG_CACHE:-/var/cache/bgw_prefetch}
-BGWP_PG_SOURCES=${BGWP_PG_SOURCES:-/work/shared/pgsrc}
+# shared/ lies beside the checkout (as on the developers' machines and in CI).
+BGWP_PG_SOURCES=${BGWP_PG_SOURCES:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/shared/pgsrc}
 
 # The installation prefix of major version $1 (Debian's for 15).
 bgwp_pg_prefix() {

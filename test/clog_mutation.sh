@@ -6,9 +6,10 @@
 #   sudo bash test/clog_mutation.sh [MUTATION...]
 #
 # For each mutation, a copy of the tree gets one deliberate bug in
-# src/clog_writer.c, is built and installed into the PostgreSQL 15
-# directories, and t/032_clog_crash_loop.pl runs against it; the mutation
-# is "caught" if the test fails.  The control, "none", runs the test on the
+# src/clog_writer.c, is built and installed into the server's directories
+# (PostgreSQL 15's, or BGWP_TEST_VERSION's from scripts/test.sh), and
+# t/032_clog_crash_loop.pl runs against it; the mutation is "caught" if the
+# test fails.  The control, "none", runs the test on the
 # checkout as it is, which must pass.  At the end the checkout's own build
 # is installed again (also on an error or Ctrl-C).  Mutations:
 #	none		no change (the control)
@@ -33,6 +34,8 @@ set -uo pipefail
 
 # shellcheck source-path=SCRIPTDIR source=../scripts/lib.sh
 . "$(dirname "$0")/../scripts/lib.sh"
+# the server version scripts/test.sh is testing (15 when run by hand)
+bgwp_select_pg "${BGWP_TEST_VERSION:-15}"
 
 MUTATIONS=("$@")
 [ ${#MUTATIONS[@]} -gt 0 ] || MUTATIONS=(none skip_write)
