@@ -16,6 +16,7 @@
 #	off	the extension loaded, bgw_prefetch.enabled = off
 #	on	bgw_prefetch.enabled = on, io_uring, depth = maintenance_io_concurrency (10)
 #	on32	as on, with bgw_prefetch.tablespace_io_depth = 'pg_default=32'
+#	ondN	as on, with bgw_prefetch.tablespace_io_depth = 'pg_default=N'
 #	onfa	as on, with bgw_prefetch.io_method = fadvise (posix_fadvise
 #		WILLNEED instead of io_uring reads)
 #	oracle	enabled = off; as the VACUUM statement starts, a separate
@@ -133,7 +134,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 for c in $CONFIGS $AV_CONFIGS; do
-	case "$c" in off|on|on32|onfa|sbuf|oracle1|oracle4|oracle|bound|sbound) ;; *) bad_usage "unknown configuration $c" ;; esac
+	case "$c" in off|on|on32|ond1|ond2|ond4|onfa|sbuf|oracle1|oracle4|oracle|bound|sbound) ;; *) bad_usage "unknown configuration $c" ;; esac
 done
 for c in $AV_CONFIGS; do
 	[[ "$c" != oracle* && "$c" != sbound ]] || bad_usage "$c needs a manual VACUUM statement: not an --av-configs configuration"
@@ -232,7 +233,8 @@ config_sql()
 		off|oracle*|bound|sbound) echo "ALTER SYSTEM SET bgw_prefetch.enabled = off; ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = ''; ALTER SYSTEM SET bgw_prefetch.io_method = io_uring;" ;;
 		on) echo "ALTER SYSTEM SET bgw_prefetch.enabled = on; ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = ''; ALTER SYSTEM SET bgw_prefetch.io_method = io_uring;" ;;
 		sbuf) echo "ALTER SYSTEM SET bgw_prefetch.enabled = on; ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = ''; ALTER SYSTEM SET bgw_prefetch.io_method = io_uring; ALTER SYSTEM SET bgw_prefetch.read_into = shared_buffers;" ;;
-		on32) echo "ALTER SYSTEM SET bgw_prefetch.enabled = on; ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = 'pg_default=32'; ALTER SYSTEM SET bgw_prefetch.io_method = io_uring;" ;;
+		on32) config_sql ond32 ;;
+		ond*) echo "ALTER SYSTEM SET bgw_prefetch.enabled = on; ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = 'pg_default=${1#ond}'; ALTER SYSTEM SET bgw_prefetch.io_method = io_uring;" ;;
 		onfa) echo "ALTER SYSTEM SET bgw_prefetch.enabled = on; ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = ''; ALTER SYSTEM SET bgw_prefetch.io_method = fadvise;" ;;
 		*) die "unknown configuration $1" ;;
 	esac
