@@ -385,7 +385,8 @@ loader_lock_relation(LoaderJob *job)
  * Would a request for lockmode on tag have to wait?  Asked without waiting
  * and given back at once.  It has to wait exactly when a conflicting lock
  * is held or awaited: the lock manager queues a request behind conflicting
- * waiters.
+ * waiters -- as long as the requester holds no lock on tag (see
+ * bgwp_held_lock_contended() for a tag it does hold a lock on).
  */
 static bool
 lock_is_contended(const LOCKTAG *tag, LOCKMODE lockmode)
@@ -403,18 +404,19 @@ lock_is_contended(const LOCKTAG *tag, LOCKMODE lockmode)
  * from it as template, which then wait up to 5 s for its other backends)?
  *
  * LockHasWaitersRelation() cannot be used: the loader's AccessShareLock is
- * a fast-path lock, which that function does not handle.  A probe with
- * RowShareLock (conflicting with Exclusive and AccessExclusive only) does
- * the job: while no strong lock is requested on the relation it is granted
- * on the fast path, and once one is, it is checked against the waiters.
- * For the database, the probe takes RowExclusiveLock, what every
- * connecting backend takes.  Neither probe processes invalidations (no
- * catalog access, no snapshot).
+ * a fast-path lock, which that function does not handle.  On the relation,
+ * which the loader holds a lock on, compat.h's bgwp_held_lock_contended()
+ * asks with RowShareLock (conflicting with Exclusive and AccessExclusive
+ * only): a probe that version-dependently tries that lock (up to 16) or
+ * reads the lock's wait and grant masks (from 17, where the try would be
+ * granted ahead of the waiter).  For the database, which the loader holds no
+ * lock on, a try of RowExclusiveLock, what every connecting backend takes.
+ * Neither probe processes invalidations (no catalog access, no snapshot).
  */
 static bool
 loader_must_let_go(const LoaderJob *job)
 {
-	return lock_is_contended(&job->reltag, RowShareLock) ||
+	return bgwp_held_lock_contended(&job->reltag, RowShareLock) ||
 		lock_is_contended(&job->dbtag, RowExclusiveLock);
 }
 

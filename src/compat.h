@@ -219,6 +219,65 @@ bgwp_release_loop_resources(const char *owner_name)
 	LockAcquireExtended((tag), (lockmode), false, true, true, NULL)
 #endif
 
+/*
+ * Is a lock that conflicts with probe_mode held by another process, or
+ * awaited, on tag?  The caller holds a lock on tag in a mode that does not
+ * conflict with probe_mode (the buffer loader: AccessShareLock on its
+ * relation, probing with RowShareLock).  Nothing waits.
+ *
+ * Up to 16 a try of probe_mode, given back at once, tells: a request that
+ * conflicts with a waiter's is refused without waiting (lock.c's
+ * LockAcquireExtended() checks lock->waitMask, then returns
+ * LOCKACQUIRE_NOT_AVAIL if dontWait).
+ *
+ * From 17 it no longer does.  A non-waiting request that conflicts with a
+ * waiter goes through the same queue placement as a waiting one (ProcSleep()
+ * in 17, JoinWaitQueue() from 18): when the requester already holds a lock
+ * that the waiter's mode conflicts with -- the loader's AccessShareLock and
+ * DROP TABLE's AccessExclusiveLock -- it is placed ahead of that waiter and,
+ * conflicting with no granted lock, granted at once.  So the try succeeds
+ * exactly while the DROP waits for the loader.  From 17 the lock's masks are
+ * read instead, as LockAcquireExtended() tests them, through the caller's
+ * own PROCLOCK (listed in MyProc->myProcLocks under the lock's partition
+ * lock).  If the caller has none, its lock is a fast-path one: then no
+ * lock stronger than ShareUpdateExclusiveLock has been requested on the
+ * relation since it was taken (FastPathTransferRelationLocks() moves it to
+ * the main table before such a request joins the queue), and a probe_mode
+ * weaker than that conflicts with such locks only.
+ */
+static inline bool
+bgwp_held_lock_contended(const LOCKTAG *tag, LOCKMODE probe_mode)
+{
+#if PG_VERSION_NUM >= 170000
+	uint32		hashcode = LockTagHashCode(tag);
+	LWLock	   *partition_lock = LockHashPartitionLock(hashcode);
+	dlist_head *proclocks = &MyProc->myProcLocks[LockHashPartition(hashcode)];
+	dlist_iter	iter;
+	bool		contended = false;
+
+	LWLockAcquire(partition_lock, LW_SHARED);
+	dlist_foreach(iter, proclocks)
+	{
+		PROCLOCK   *proclock = dlist_container(PROCLOCK, procLink, iter.cur);
+		LOCK	   *lock = proclock->tag.myLock;
+
+		if (memcmp(&lock->tag, tag, sizeof(LOCKTAG)) == 0)
+		{
+			contended = (GetLocksMethodTable(lock)->conflictTab[probe_mode] &
+						 (lock->waitMask | lock->grantMask)) != 0;
+			break;
+		}
+	}
+	LWLockRelease(partition_lock);
+	return contended;
+#else
+	if (BGWP_LOCK_TRY(tag, probe_mode) == LOCKACQUIRE_NOT_AVAIL)
+		return true;
+	LockRelease(tag, probe_mode, false);
+	return false;
+#endif
+}
+
 /* ---------- visibility map layout (private to visibilitymap.c) ---------- */
 
 /* unchanged in 15-18 */

@@ -74,9 +74,11 @@ my ($s, $vacuum_pid) =
 my ($samples, $ahead_max, $ahead_seen) = (0, 0, 0);
 while (1)
 {
+	# sb's own scan: the VACUUM goes on to sb's TOAST table, whose scan
+	# shows with heap_blks_scanned 0 while sb's blocks are all buffered
 	my $running = $node->safe_psql('postgres',
-		"SELECT count(*) FROM pg_stat_progress_vacuum WHERE pid = $vacuum_pid AND phase = 'scanning heap'"
-	);
+		"SELECT count(*) FROM pg_stat_progress_vacuum
+		  WHERE pid = $vacuum_pid AND relid = 'sb'::regclass AND phase = 'scanning heap'");
 	last unless $running;
 	# buffers first, then the position: the scan only moves forward, so
 	# blocks ahead of the later position were ahead of it when sampled
@@ -85,8 +87,8 @@ while (1)
 		  WHERE relfilenode = $sb_node AND relforknumber = 0
 		    AND reldatabase = (SELECT oid FROM pg_database WHERE datname = 'postgres')");
 	my $scanned = $node->safe_psql('postgres',
-		"SELECT coalesce(max(heap_blks_scanned), -1) FROM pg_stat_progress_vacuum WHERE pid = $vacuum_pid"
-	);
+		"SELECT coalesce(max(heap_blks_scanned), -1) FROM pg_stat_progress_vacuum
+		  WHERE pid = $vacuum_pid AND relid = 'sb'::regclass");
 	last if $scanned < 0;
 	my $ahead = grep { $_ > $scanned } split(/,/, $blocks);
 	$samples++;
