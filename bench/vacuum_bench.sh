@@ -17,6 +17,8 @@
 #	on	bgw_prefetch.enabled = on, io_uring, depth = maintenance_io_concurrency (10)
 #	on32	as on, with bgw_prefetch.tablespace_io_depth = 'pg_default=32'
 #	ondN	as on, with bgw_prefetch.tablespace_io_depth = 'pg_default=N'
+#	sbuffa	as sbuf, with bgw_prefetch.io_method = fadvise (the loader's
+#		reads are then the first copy of each block out of the page cache)
 #	onfa	as on, with bgw_prefetch.io_method = fadvise (posix_fadvise
 #		WILLNEED instead of io_uring reads)
 #	oracle	enabled = off; as the VACUUM statement starts, a separate
@@ -134,7 +136,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 for c in $CONFIGS $AV_CONFIGS; do
-	case "$c" in off|on|on32|ond1|ond2|ond4|onfa|sbuf|oracle1|oracle4|oracle|bound|sbound) ;; *) bad_usage "unknown configuration $c" ;; esac
+	case "$c" in off|on|on32|ond1|ond2|ond4|onfa|sbuf|sbuffa|oracle1|oracle4|oracle|bound|sbound) ;; *) bad_usage "unknown configuration $c" ;; esac
 done
 for c in $AV_CONFIGS; do
 	[[ "$c" != oracle* && "$c" != sbound ]] || bad_usage "$c needs a manual VACUUM statement: not an --av-configs configuration"
@@ -182,7 +184,7 @@ q "CREATE EXTENSION pg_visibility;"
 if [[ " $CONFIGS " == *" sbound "* ]]; then
 	q "CREATE EXTENSION pg_prewarm;"
 fi
-if [[ " $CONFIGS $AV_CONFIGS " == *" sbuf "* ]]; then
+if [[ " $CONFIGS $AV_CONFIGS " == *" sbuf"* ]]; then
 	# the extension script pinned is the one with the shared-buffer columns
 	q "SELECT loaded_blocks, loader_aborts FROM pg_stat_prefetch LIMIT 0" >/dev/null ||
 		die "pg_stat_prefetch has no loaded_blocks column: install this branch's bgw_prefetch--1.0.sql"
@@ -233,6 +235,7 @@ config_sql()
 		off|oracle*|bound|sbound) echo "ALTER SYSTEM SET bgw_prefetch.enabled = off; ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = ''; ALTER SYSTEM SET bgw_prefetch.io_method = io_uring;" ;;
 		on) echo "ALTER SYSTEM SET bgw_prefetch.enabled = on; ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = ''; ALTER SYSTEM SET bgw_prefetch.io_method = io_uring;" ;;
 		sbuf) echo "ALTER SYSTEM SET bgw_prefetch.enabled = on; ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = ''; ALTER SYSTEM SET bgw_prefetch.io_method = io_uring; ALTER SYSTEM SET bgw_prefetch.read_into = shared_buffers;" ;;
+		sbuffa) echo "ALTER SYSTEM SET bgw_prefetch.enabled = on; ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = ''; ALTER SYSTEM SET bgw_prefetch.io_method = fadvise; ALTER SYSTEM SET bgw_prefetch.read_into = shared_buffers;" ;;
 		on32) config_sql ond32 ;;
 		ond*) echo "ALTER SYSTEM SET bgw_prefetch.enabled = on; ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = 'pg_default=${1#ond}'; ALTER SYSTEM SET bgw_prefetch.io_method = io_uring;" ;;
 		onfa) echo "ALTER SYSTEM SET bgw_prefetch.enabled = on; ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = ''; ALTER SYSTEM SET bgw_prefetch.io_method = fadvise;" ;;
@@ -268,7 +271,7 @@ make_dirty()
 cold_start()
 {
 	local cfg=$1 dir=$2
-	if [ "$cfg" != sbuf ] && [[ " $CONFIGS $AV_CONFIGS " == *" sbuf "* ]]; then
+	if [[ $cfg != sbuf* ]] && [[ " $CONFIGS $AV_CONFIGS " == *" sbuf"* ]]; then
 		q "ALTER SYSTEM RESET bgw_prefetch.read_into;" >/dev/null
 	fi
 	q "$(config_sql "$cfg") ALTER SYSTEM SET autovacuum = off;" >/dev/null
@@ -458,7 +461,7 @@ EOF
 	loaded=""
 	if extension_on "$cfg"; then
 		pf=$(prefetch_stats 4 "relname = 'vb' AND command ILIKE '%vacuum%'")
-		[ "$cfg" != sbuf ] ||
+		[[ $cfg != sbuf* ]] ||
 			loaded=$(q "SELECT loaded_blocks, loader_aborts FROM pg_stat_prefetch WHERE relname = 'vb' AND command ILIKE '%vacuum%'" | tr '|' ',')
 	fi
 	pfline=$(log_since "$off" | grep -i -m1 'bgw_prefetch: .*vacuum of "[^"]*vb"' | sed 's/"/""/g' || true)

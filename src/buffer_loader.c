@@ -78,6 +78,18 @@
  */
 #define LOADER_MARGIN_BLOCKS BGWP_MAX_READ_BLOCKS
 
+/*
+ * Queued blocks the loader also leaves to the scan once the scan has caught
+ * up with it (it found a block within the margin above).  The margin is in
+ * block numbers, and a VACUUM jumps over its skipped ranges at no cost: at
+ * 1 % dirty the 32 blocks after the scan hold one or two planned blocks,
+ * some 40 microseconds of a VACUUM that finds hits, so a loader that was
+ * caught once would stay just ahead and make the scan wait for each of its
+ * reads.  Counted in planned blocks instead, the lead it takes is the scan's
+ * time for that many blocks, whatever the density of the plan.
+ */
+#define LOADER_LEAP_BLOCKS (2 * BGWP_MAX_READ_BLOCKS)
+
 typedef enum LoaderState
 {
 	LOADER_FREE,
@@ -446,6 +458,7 @@ static bool
 loader_run(LoaderJob *job)
 {
 	LoaderSlot *s = job->slot;
+	int			leap = 0;		/* queued blocks still to leave to the scan */
 
 	for (;;)
 	{
@@ -490,13 +503,22 @@ loader_run(LoaderJob *job)
 			Buffer		buf;
 
 			/*
-			 * The scan is (nearly) there, or the block is past the file.
-			 * Looked at before every block: a scan finding hits can be
-			 * faster than the loader, and would then follow right behind
-			 * it, waiting for each of its reads.
+			 * The scan is (nearly) there: leave it this block and the next
+			 * LOADER_LEAP_BLOCKS queued ones.  Looked at before every block:
+			 * a scan finding hits can be faster than the loader, and would
+			 * then follow right behind it, waiting for each of its reads.
 			 */
-			if ((int64) blk <= scan_position(job, consumer) + LOADER_MARGIN_BLOCKS ||
-				blk >= job->nblocks)
+			if ((int64) blk <= scan_position(job, consumer) + LOADER_MARGIN_BLOCKS)
+			{
+				leap = LOADER_LEAP_BLOCKS;
+				continue;
+			}
+			if (leap > 0)
+			{
+				leap--;
+				continue;
+			}
+			if (blk >= job->nblocks)
 				continue;
 			buf = BGWP_READ_BUFFER_NO_RELCACHE(job->relfile, MAIN_FORKNUM,
 											   blk, job->permanent);

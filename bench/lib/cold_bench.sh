@@ -83,7 +83,7 @@ pg_stop() { as_pg "$PGBIN/pg_ctl" -D "$PGDATA" -w -t 600 -m fast stop >/dev/null
 # extension_on CONFIG: does CONFIG run with bgw_prefetch enabled?  (Both
 # benchmarks name those configurations on...: on, on0, ondN, on32, onfa;
 # and sbuf, read_into = shared_buffers.)
-extension_on() { case "$1" in on*|sbuf) return 0 ;; *) return 1 ;; esac; }
+extension_on() { case "$1" in on*|sbuf*) return 0 ;; *) return 1 ;; esac; }
 
 # round_configs ROUND CONFIG...: the configurations of a round, one a
 # line: round 1 in the given order, every later round in an order shuffled

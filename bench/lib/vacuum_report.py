@@ -22,8 +22,8 @@ from report_common import (fint, fmt, load_runs, load_samples, md_head,  # noqa:
                            write_outputs, write_text)
 
 CONFIG_ORDER = ["off", "on", "on32", "onfa", "sbuf", "oracle1", "oracle4", "oracle", "bound",
-                "sbound", "ond1", "ond2", "ond4"]
-PREFETCH_CONFIGS = ("on", "on32", "onfa", "sbuf", "ond1", "ond2", "ond4")
+                "sbound", "ond1", "ond2", "ond4", "sbuffa"]
+PREFETCH_CONFIGS = ("on", "on32", "onfa", "sbuf", "ond1", "ond2", "ond4", "sbuffa")
 # configurations compared with off and the bound: the prefetcher's, and the
 # oracles (a separate program reading exactly the planned blocks, 1, 4 or 32
 # reads in flight, from the moment the VACUUM starts), which the targets do
@@ -44,6 +44,7 @@ CONFIG_LABEL = {
     "ond1": "on (depth 1)",
     "ond2": "on (depth 2)",
     "ond4": "on (depth 4)",
+    "sbuffa": "sbuf (fadvise)",
 }
 TARGET_BOUND = 1.15
 TARGET_OFF = 1.03
@@ -498,7 +499,7 @@ def main():
                 color = {"off": "#9400d3", "on": "#009e73", "on32": "#56b4e9", "onfa": "#d55e00",
                          "oracle1": "#999999", "oracle4": "#555555", "oracle": "#000000",
                          "bound": "#e69f00", "sbuf": "#cc79a7", "sbound": "#f0e442",
-                         "ond1": "#0072b2", "ond2": "#56b4e9", "ond4": "#332288"}[c]
+                         "ond1": "#0072b2", "ond2": "#56b4e9", "ond4": "#332288", "sbuffa": "#882255"}[c]
                 plots.append("'%s_%s.dat' using 1:%d with linespoints lw 2 pt %d lc rgb '%s' title '%s'"
                              % (args.name, wl, i + 2, 5 + 2 * i, color, CONFIG_LABEL[c]))
         gp.append("plot " + ", \\\n     ".join(plots))
