@@ -63,6 +63,17 @@
 # took 0.74-1.20 s where the same configuration one slot later took
 # 0.30-0.49 s -- hence the shuffled order.
 #
+# Other server versions (--pg 16, 17 or 18: the build of
+# scripts/build-pg.sh in /var/cache/bgw_prefetch/pg-N, with bgw_prefetch and
+# its extension script installed there by make install PG_CONFIG=...; pass
+# the build to test with --so).  maintenance_io_concurrency, 10 above, is
+# then the version's default instead (its boot value: 10 up to 17, 16 on
+# 18), in off, on, ondN and bound alike: what users get.  From 17 ANALYZE
+# reads its sample through read_stream (posix_fadvise of non-sequential
+# blocks and combined reads of consecutive ones); on 18 through
+# asynchronous I/O, io_method and io_workers at 18's defaults (worker, 3).
+# The report's "server" line gives the version and those settings.
+#
 # Needs root (drop_caches; the server runs as the postgres user).
 # Results (NAME = analyze, or analyze_quick with --quick) in bench/results:
 # NAME.md (tables), NAME.csv (medians), NAME_runs.csv (every run),
@@ -72,6 +83,7 @@
 #		[--densities "100 50 25 10 3"] [--configs "off on off0 on0 bound"]
 #		[--small3 | --big3] [--name NAME] [--outdir DIR] [--so PATH]
 #		[--no-wait] [--no-drop] [--no-page-reporting] [--keep]
+#		[--pg 15|16|17|18]
 #	--quick		3 reps instead of 5, and 3 % by --small3 (no 8 GB table)
 #	--reps		repetitions of every configuration (default 5)
 #	--small3	3 % = 3,000 of 100,000 blocks (statistics target 10)
@@ -84,6 +96,8 @@
 #	--no-page-reporting  turn the guest's free page reporting off for the
 #			run, and back on at exit (see "Free page reporting" below)
 #	--keep		keep the data directory (and print where it is)
+#	--pg		server major version (default 15, Debian's package; 16-18
+#			from /var/cache/bgw_prefetch/pg-N): see above
 
 set -euo pipefail
 
@@ -129,6 +143,7 @@ while [ $# -gt 0 ]; do
 		--no-drop) NODROP=1; NOWAIT=1; shift ;;
 		--keep) KEEP=1; shift ;;
 		--no-page-reporting) NO_PAGE_REPORTING=1; shift ;;
+		--pg) select_pg "$2"; shift 2 ;;
 		*) other_option "$1" ;;
 	esac
 done
@@ -187,9 +202,12 @@ pin_extension
 cp "$LIB/analyze_gen.py" "$WORK/gen.py"
 chmod 755 "$WORK/gen.py"
 init_cluster
+if [ "$PG_MAJOR" = 15 ]; then
+	printf '%s\n' "shared_buffers = 128MB" "maintenance_io_concurrency = 10		# per run, by ALTER SYSTEM" >>"$PGDATA/postgresql.conf"
+else
+	printf '%s\n' "shared_buffers = 128MB" "# maintenance_io_concurrency: PostgreSQL $PG_MAJOR's default, per run by ALTER SYSTEM" >>"$PGDATA/postgresql.conf"
+fi
 cat >>"$PGDATA/postgresql.conf" <<EOF
-shared_buffers = 128MB
-maintenance_io_concurrency = 10		# per run, by ALTER SYSTEM
 default_statistics_target = 100
 wal_level = minimal			# COPY FREEZE into a new table writes no WAL
 max_wal_senders = 0
@@ -204,6 +222,11 @@ bgw_prefetch.min_relation_size = 0
 bgw_prefetch.enabled = off		# per run, by ALTER SYSTEM
 EOF
 start_cluster
+# the maintenance_io_concurrency of off, on, ondN and bound: 10 on 15, else
+# the version's default
+MIC=10
+[ "$PG_MAJOR" = 15 ] || MIC=$(q "SELECT boot_val FROM pg_settings WHERE name = 'maintenance_io_concurrency'")
+SERVER_META=$(server_meta)
 
 # ---------------------------------------------------------------- tables
 
@@ -238,11 +261,11 @@ LOAD_S=$(( $(date +%s) - T_BEGIN ))
 config_sql()
 {
 	case "$1" in
-		off|bound) echo "ALTER SYSTEM SET bgw_prefetch.enabled = off; ALTER SYSTEM SET maintenance_io_concurrency = 10;" ;;
-		on) echo "ALTER SYSTEM SET bgw_prefetch.enabled = on; ALTER SYSTEM SET maintenance_io_concurrency = 10;" ;;
+		off|bound) echo "ALTER SYSTEM SET bgw_prefetch.enabled = off; ALTER SYSTEM SET maintenance_io_concurrency = $MIC;" ;;
+		on) echo "ALTER SYSTEM SET bgw_prefetch.enabled = on; ALTER SYSTEM SET maintenance_io_concurrency = $MIC;" ;;
 		off0) echo "ALTER SYSTEM SET bgw_prefetch.enabled = off; ALTER SYSTEM SET maintenance_io_concurrency = 0;" ;;
 		on0) echo "ALTER SYSTEM SET bgw_prefetch.enabled = on; ALTER SYSTEM SET maintenance_io_concurrency = 0;" ;;
-		ond*) echo "ALTER SYSTEM SET bgw_prefetch.enabled = on; ALTER SYSTEM SET maintenance_io_concurrency = 10;" ;;
+		ond*) echo "ALTER SYSTEM SET bgw_prefetch.enabled = on; ALTER SYSTEM SET maintenance_io_concurrency = $MIC;" ;;
 	esac
 	case "$1" in
 		ond*) echo "ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = 'pg_default=${1#ond}';" ;;
@@ -404,5 +427,6 @@ make_report analyze_report.py "$RESDIR/${NAME}_samples.csv" \
 	"machine=$(machine_meta "disk $DISK (read_ahead_kb $(cat "/sys/block/$DISK/queue/read_ahead_kb" 2>/dev/null || echo ?)), "); $(page_reporting_meta)" \
 	"tables=int + 760-byte text, 10 rows per 8 kB page, COPY FREEZE (no hint-bit writes), no index; 3 % density: $SMALL3_TXT" \
 	"extension=$EXT_META; io_method in force: ${IOMETHOD:-?}" \
-	"reps=$REPS; load $((LOAD_S / 60)) min, timed runs $(( (T_END - T_START) / 60 )) min, of which $((WAITED / 60)) min waiting for other benchmarks$([ "$GAVE_UP" -eq 1 ] && echo ' (gave up waiting after 60 min: later runs overlapped other benchmarks)')"
+	"reps=$REPS; load $((LOAD_S / 60)) min, timed runs $(( (T_END - T_START) / 60 )) min, of which $((WAITED / 60)) min waiting for other benchmarks$([ "$GAVE_UP" -eq 1 ] && echo ' (gave up waiting after 60 min: later runs overlapped other benchmarks)')" \
+	${SERVER_META:+"$SERVER_META" "mic=$MIC"}
 finish_report "$RESDIR/${NAME}.dat"

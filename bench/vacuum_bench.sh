@@ -59,6 +59,23 @@
 # are discovered within 20 ms; manual VACUUMs also wake it through the
 # utility hook), bgw_prefetch.log_min_duration = 0.
 #
+# Other server versions (--pg 16, 17 or 18: the build of
+# scripts/build-pg.sh in /var/cache/bgw_prefetch/pg-N, with bgw_prefetch and
+# its extension script installed there by make install PG_CONFIG=...; pass
+# the build to test with --so).  What changes with the version:
+#	maintenance_io_concurrency is left at the version's default (10 up to
+#		17, 16 on 18: what users get) instead of the 10 set on 15; the
+#		prefetcher's depth follows it
+#	on 18: vacuum_max_eager_freeze_failure_rate = 0 (no eager scanning:
+#		18's normal VACUUM may otherwise read some all-visible, not
+#		all-frozen pages beyond 15's skip rule, which the plan check
+#		mirrors; 17's heap_vac_scan_next_block has 15's rule), and
+#		io_method, io_workers, io_combine_limit at 18's defaults (worker,
+#		3, 128kB): VACUUM's first heap pass reads through read_stream
+#	the report's "server" line gives the version and those settings.
+# 16, 17 and 18 do not change the VERBOSE lines parsed ("N scanned",
+# "I/O timings: read:", "system usage: CPU:"; 18 adds "M eagerly scanned").
+#
 # Needs root (drop_caches, and the server runs as the postgres user).
 # Results: bench/results/vacuum.md, vacuum.csv (medians), vacuum_runs.csv
 # (every run), vacuum_diag.csv (per run: discovery, pacing and wait events
@@ -74,6 +91,7 @@
 #			--configs)
 #		[--workloads "manual autovacuum"] [--seed N] [--name NAME]
 #		[--so PATH] [--conf 'name = value' ...] [--no-page-reporting] [--keep]
+#		[--pg 15|16|17|18]
 #	--quick		manual 1 % and 5 %, autovacuum 5 %; off/on/bound; 3 reps
 #	--reps		repetitions of every configuration (default 3)
 #	--blocks	table size in 8 kB blocks (default 258621, ~2 GB)
@@ -85,6 +103,8 @@
 #			run, and back on at exit (bench/lib/common.sh; the
 #			ANALYZE benchmark's header says what it changed there)
 #	--keep		keep the data directory (and print where it is)
+#	--pg		server major version (default 15, Debian's package; 16-18
+#			from /var/cache/bgw_prefetch/pg-N): see above
 
 set -euo pipefail
 
@@ -132,6 +152,7 @@ while [ $# -gt 0 ]; do
 		--no-page-reporting) NO_PAGE_REPORTING=1; shift ;;
 		--so) SO=$2; shift 2 ;;
 		--conf) EXTRA_CONF+=("$2"); shift 2 ;;
+		--pg) select_pg "$2"; shift 2 ;;
 		*) other_option "$1" ;;
 	esac
 done
@@ -159,9 +180,16 @@ fi
 [ "$NO_PAGE_REPORTING" -eq 0 ] || disable_page_reporting
 pin_extension
 init_cluster
+if [ "$PG_MAJOR" = 15 ]; then
+	printf '%s\n' "shared_buffers = 128MB" "maintenance_io_concurrency = 10" >>"$PGDATA/postgresql.conf"
+else
+	printf '%s\n' "shared_buffers = 128MB" "# maintenance_io_concurrency: PostgreSQL $PG_MAJOR's default" >>"$PGDATA/postgresql.conf"
+fi
+if [ "$PG_MAJOR" -ge 18 ]; then
+	# 18's eager scanning would read all-visible pages beyond the plan
+	echo "vacuum_max_eager_freeze_failure_rate = 0" >>"$PGDATA/postgresql.conf"
+fi
 cat >>"$PGDATA/postgresql.conf" <<EOF
-shared_buffers = 128MB
-maintenance_io_concurrency = 10
 max_wal_size = 16GB
 min_wal_size = 2GB
 checkpoint_timeout = 1h
@@ -180,6 +208,7 @@ for c in ${EXTRA_CONF[@]+"${EXTRA_CONF[@]}"}; do
 	echo "$c			# --conf" >>"$PGDATA/postgresql.conf"
 done
 start_cluster
+SERVER_META=$(server_meta)
 q "CREATE EXTENSION pg_visibility;"
 if [[ " $CONFIGS " == *" sbound "* ]]; then
 	q "CREATE EXTENSION pg_prewarm;"
@@ -500,5 +529,6 @@ make_report vacuum_report.py "$WORK/samples.csv" \
 	"conf=${EXTRA_CONF[*]:-}" \
 	"table=$BLOCKS blocks ($((BLOCKS * 8192 / 1048576)) MiB), $ROWS_PER_PAGE rows/page, fillfactor 90, no index" \
 	"extension=$EXT_META" \
-	"reps=$REPS; total run time $(( (T_END - T_START) / 60 )) min"
+	"reps=$REPS; total run time $(( (T_END - T_START) / 60 )) min" \
+	${SERVER_META:+"$SERVER_META"}
 finish_report

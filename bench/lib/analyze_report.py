@@ -102,6 +102,10 @@ def main():
     args, meta = parse_args()
     allruns = load_runs(args.runs)
     samples = load_samples(args.samples)
+    if "mic" in meta:
+        # another server version (--pg): its default maintenance_io_concurrency
+        for c in ("off", "on"):
+            CONFIG_LABEL[c] = CONFIG_LABEL[c].replace("mic 10", "mic " + meta["mic"])
 
     # repeated attempts (foreign drop_caches): keep the valid one, else the last
     runs, n_discarded, n_kept_invalid = valid_runs(
@@ -120,13 +124,13 @@ def main():
         M[(d, c)] = med([num(r["seconds"]) for r in rs])
 
     md = md_head("analyze_report.py", args.runs, meta,
-                 ("date", "command", "machine", "tables", "extension", "reps"))
+                 ("date", "command", "machine", "server", "tables", "extension", "reps"))
     md.append("- runs repeated because another process dropped the OS cache during them: %d "
               "(used anyway, no valid attempt in 3: %d); runs with another benchmark running "
               "at their start or end: %d" % (n_discarded, n_kept_invalid, n_others))
     md.append("- cached bound: after the drop, `cat` of the table's files (fincore checks every "
-              "block is cached), extension off, maintenance_io_concurrency 10; the cat's own "
-              "time is the 'cold cat' column")
+              "block is cached), extension off, maintenance_io_concurrency %s; the cat's own "
+              "time is the 'cold cat' column" % meta.get("mic", "10"))
     md.append("")
 
     # ---- summary

@@ -21,12 +21,15 @@
 PGUSER=postgres
 NO_PF_STATS=",,,,,,"		# prefetch_stats of a run without a row
 
-# check_pg_extension SO: the server user, PostgreSQL 15 and bgw_prefetch
-# (SO, or the installed library when empty, and the extension script).
+# check_pg_extension SO: the server user, PostgreSQL PG_MAJOR (15 unless
+# --pg) and bgw_prefetch (SO, or the installed library when empty, and the
+# extension script).
 check_pg_extension()
 {
 	id "$PGUSER" >/dev/null 2>&1 || die "no user $PGUSER (postgresql-15 package)"
-	[ -x "$PGBIN/postgres" ] || die "PostgreSQL 15 not found in $PGBIN"
+	[ -x "$PGBIN/postgres" ] || die "PostgreSQL $PG_MAJOR not found in $PGBIN"
+	[ "$("$PGBIN/pg_config" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')" = "$PG_MAJOR" ] ||
+		die "$PGBIN is not PostgreSQL $PG_MAJOR: $("$PGBIN/pg_config" --version)"
 	LIBDIR=$("$PGBIN/pg_config" --pkglibdir)
 	SHAREDIR=$("$PGBIN/pg_config" --sharedir)
 	SO_SOURCE=${1:-$LIBDIR/bgw_prefetch.so}
@@ -361,6 +364,18 @@ make_report()
 machine_meta()
 {
 	echo "$(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB RAM, $(uname -r), ${1:-}PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}')"
+}
+
+# server_meta: on a server other than 15 (--pg), the version and the I/O
+# settings in force that differ between versions (each version's defaults
+# unless the script sets them), for the report's "server" line; nothing on
+# 15, whose reports stay as they were.
+server_meta()
+{
+	[ "$PG_MAJOR" != 15 ] || return 0
+	echo "server=PostgreSQL $(q "SHOW server_version") ($PGBIN); $(q "SELECT string_agg(name || ' = ' || current_setting(name), ', ' ORDER BY name) FROM pg_settings
+		WHERE name IN ('maintenance_io_concurrency', 'effective_io_concurrency', 'io_method', 'io_workers',
+			'io_combine_limit', 'vacuum_max_eager_freeze_failure_rate')")"
 }
 
 # finish_report [FILE...]: the plot (gnuplot on RESDIR/NAME.gp, which is

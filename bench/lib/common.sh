@@ -12,6 +12,24 @@
 
 # shellcheck disable=SC2034  # used by the sourcing scripts
 PGBIN=/usr/lib/postgresql/15/bin
+# shellcheck disable=SC2034
+PG_MAJOR=15
+
+# select_pg N: the benchmarks' --pg N, run against PostgreSQL N: 15
+# (Debian's package, the default) or 16, 17, 18 (built from source by
+# scripts/build-pg.sh).  PGBIN is N's prefix as scripts/lib.sh's
+# bgwp_pg_prefix gives it (sourced in a subshell: nothing else of lib.sh is
+# kept); the sourcing script sets ROOT first.
+select_pg()
+{
+	case "$1" in
+		15|16|17|18) ;;
+		*) bad_usage "--pg $1: 15, 16, 17 or 18" ;;
+	esac
+	PG_MAJOR=$1
+	# shellcheck disable=SC1091  # scripts/lib.sh (only bgwp_pg_prefix is used)
+	PGBIN=$(. "$ROOT/scripts/lib.sh" && bgwp_pg_prefix "$1")/bin
+}
 
 # The "# Usage:" block of the script's header comment, on stderr; exit 2.
 usage()

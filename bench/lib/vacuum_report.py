@@ -109,7 +109,7 @@ def main():
 
     csv_rows = []
     md = md_head("vacuum_report.py", args.runs, meta,
-                 ("date", "command", "machine", "conf", "table", "extension", "reps"),
+                 ("date", "command", "machine", "server", "conf", "table", "extension", "reps"),
                  skip_empty=True)
     md.append("- attempts discarded because another process dropped the OS cache during them "
               "(/proc/vmstat drop_pagecache; manual runs are repeated up to 3 times, autovacuum "
