@@ -247,7 +247,15 @@ for d in $DENSITIES; do
 		   ALTER TABLE $t ALTER COLUMN pad SET STATISTICS $target;"
 	fi
 	n=$(q "SELECT pg_relation_size('$t') / 8192")
-	[ "$n" -eq "$blocks" ] || die "$t has $n blocks, expected $blocks"
+	if [ "$n" -ne "$blocks" ]; then
+		# From 16 COPY extends the relation many blocks at a time and
+		# leaves the last ones empty: accept that tail if the rows fill
+		# exactly the blocks wanted (the last one full, none after it).
+		[ "$PG_MAJOR" != 15 ] && [ "$n" -gt "$blocks" ] &&
+			[ "$(q "SELECT count(*) FROM $t WHERE ctid >= '($((blocks - 1)),1)'::tid")" -eq "$ROWS_PER_PAGE" ] ||
+			die "$t has $n blocks, expected $blocks"
+		log "  $t: $n blocks, the last $((n - blocks)) empty (COPY's bulk extension)"
+	fi
 	NBLK[$d]=$n
 	TARGET[$d]=$target
 	RELPATHS[$d]=$PGDATA/$(q "SELECT pg_relation_filepath('$t')")
