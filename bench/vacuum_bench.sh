@@ -209,6 +209,7 @@ for c in ${EXTRA_CONF[@]+"${EXTRA_CONF[@]}"}; do
 done
 start_cluster
 SERVER_META=$(server_meta)
+MIC=$(q "SHOW maintenance_io_concurrency")
 q "CREATE EXTENSION pg_visibility;"
 if [[ " $CONFIGS " == *" sbound "* ]]; then
 	q "CREATE EXTENSION pg_prewarm;"
@@ -530,5 +531,5 @@ make_report vacuum_report.py "$WORK/samples.csv" \
 	"table=$BLOCKS blocks ($((BLOCKS * 8192 / 1048576)) MiB), $ROWS_PER_PAGE rows/page, fillfactor 90, no index" \
 	"extension=$EXT_META" \
 	"reps=$REPS; total run time $(( (T_END - T_START) / 60 )) min" \
-	${SERVER_META:+"$SERVER_META"}
+	${SERVER_META:+"$SERVER_META" "mic=$MIC"}
 finish_report

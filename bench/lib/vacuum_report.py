@@ -91,6 +91,11 @@ def diagnose(run, samples):
 
 def main():
     args, meta = parse_args()
+    if "mic" in meta:
+        # another server version (--pg): the depth is its default
+        # maintenance_io_concurrency
+        for c in ("on", "onfa"):
+            CONFIG_LABEL[c] = CONFIG_LABEL[c].replace("depth 10", "depth " + meta["mic"])
     allruns = load_runs(args.runs)
     samples = load_samples(args.samples)
     # runs that saw another process's drop_caches are repeated; use only the
