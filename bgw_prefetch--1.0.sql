@@ -3,29 +3,31 @@
 -- complain if script is sourced in psql, rather than via CREATE EXTENSION
 \echo Use "CREATE EXTENSION bgw_prefetch" to load this file. \quit
 
--- Per-relation statistics of watched VACUUM/ANALYZE scans and their prefetch.
+-- Per-relation statistics of every VACUUM/ANALYZE followed, and their prefetch.
 CREATE FUNCTION bgw_prefetch_stats(
     OUT datid oid,
     OUT relid oid,
     OUT command text,
     OUT scans bigint,
-    OUT scan_blocks bigint,
-    OUT scan_time double precision,
-    OUT scan_read_rate double precision,
-    OUT planned_blocks bigint,
-    OUT prefetched_blocks bigint,
-    OUT prefetched_bytes bigint,
-    OUT prefetch_read_time double precision,
-    OUT prefetch_read_rate double precision,
-    OUT late_blocks bigint,
-    OUT wasted_blocks bigint,
-    OUT last_scan timestamp with time zone,
-    OUT stats_reset timestamp with time zone,
-    OUT prefetch_active_time double precision,
-    OUT loaded_blocks bigint,
+    OUT prefetched_scans bigint,
+    OUT watched_scans bigint,
+    OUT last_watched_reason text,
+    OUT joined_scans bigint,
+    OUT last_joined_block bigint,
+    OUT blocks_read bigint,
+    OUT blocks_skipped bigint,
+    OUT read_time double precision,
+    OUT total_time double precision,
+    OUT read_rate double precision,
+    OUT blocks_prefetched bigint,
+    OUT blocks_ready bigint,
+    OUT blocks_late bigint,
+    OUT blocks_unused bigint,
+    OUT prefetch_time double precision,
+    OUT blocks_loaded bigint,
     OUT loader_aborts bigint,
-    OUT skipped_scans bigint,
-    OUT last_skip_reason text
+    OUT last_scan timestamp with time zone,
+    OUT stats_reset timestamp with time zone
 )
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'bgw_prefetch_stats'
@@ -38,23 +40,25 @@ CREATE VIEW pg_stat_prefetch AS
            c.relname,
            s.command,
            s.scans,
-           s.scan_blocks,
-           s.scan_time,
-           s.scan_read_rate,
-           s.planned_blocks,
-           s.prefetched_blocks,
-           s.prefetched_bytes,
-           s.prefetch_read_time,
-           s.prefetch_read_rate,
-           s.late_blocks,
-           s.wasted_blocks,
-           s.last_scan,
-           s.stats_reset,
-           s.prefetch_active_time,
-           s.loaded_blocks,
+           s.prefetched_scans,
+           s.watched_scans,
+           s.last_watched_reason,
+           s.joined_scans,
+           s.last_joined_block,
+           s.blocks_read,
+           s.blocks_skipped,
+           s.read_time,
+           s.total_time,
+           s.read_rate,
+           s.blocks_prefetched,
+           s.blocks_ready,
+           s.blocks_late,
+           s.blocks_unused,
+           s.prefetch_time,
+           s.blocks_loaded,
            s.loader_aborts,
-           s.skipped_scans,
-           s.last_skip_reason
+           s.last_scan,
+           s.stats_reset
       FROM bgw_prefetch_stats() s
       LEFT JOIN pg_database d ON d.oid = s.datid
       LEFT JOIN pg_class c
@@ -99,8 +103,8 @@ CREATE FUNCTION bgw_prefetch_activity(
     OUT io_depth integer,
     OUT io_depth_source text,
     OUT io_method text,
-    OUT planned_blocks bigint,
-    OUT prefetched_blocks bigint
+    OUT blocks_planned bigint,
+    OUT blocks_prefetched bigint
 )
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'bgw_prefetch_activity'
@@ -122,8 +126,8 @@ CREATE VIEW pg_stat_prefetch_activity AS
            a.io_depth,
            a.io_depth_source,
            a.io_method,
-           a.planned_blocks,
-           a.prefetched_blocks
+           a.blocks_planned,
+           a.blocks_prefetched
       FROM bgw_prefetch_activity() a
       LEFT JOIN pg_database d ON d.oid = a.datid
       LEFT JOIN pg_class c

@@ -76,27 +76,36 @@ typedef enum PrefetchCommand
 
 extern const char *prefetch_command_name(PrefetchCommand cmd);
 
-/* What one finished (or abandoned) scan contributes to pg_stat_prefetch. */
+/*
+ * What one VACUUM or ANALYZE of a relation contributes to pg_stat_prefetch.
+ * A "scan" here is one command's processing of one relation, from the start
+ * of its progress reporting to its end, all phases included (as the
+ * "elapsed" and "I/O timings" of autovacuum's log line).
+ */
 typedef struct ScanReport
 {
 	Oid			dbid;
 	Oid			relid;
 	PrefetchCommand command;
-	int64		scan_blocks;	/* blocks the consumer advanced through */
-	int64		scan_time_us;	/* wall time in the scanning phase */
-	int64		planned_blocks;
-	int64		prefetched_blocks;
-	int64		prefetched_bytes;
-	int64		prefetch_read_time_us;	/* sum of read latencies */
-	int64		prefetch_wall_us;	/* wall time with reads in flight */
-	int64		late_blocks;
-	int64		wasted_blocks;
-	TimestampTz scan_end;
-	int64		loaded_blocks;	/* read_into = shared_buffers: loaded */
+	bool		prefetched;		/* read ahead for; else watched only */
+	char		watched_reason[96]; /* !prefetched: why */
+	int64		joined_block;	/* -1: followed from its first block; else
+								 * the block it was followed from */
+	int64		blocks_read;	/* VACUUM: pages scanned; ANALYZE: sampled */
+	int64		blocks_skipped; /* VACUUM: skipped by the visibility map */
+	int64		read_time_us;	/* sampled waits on data file reads */
+	int64		total_time_us;	/* the command's time on the relation */
+	int64		blocks_prefetched;
+	int64		blocks_late;	/* reached by the scan before being read */
+	int64		blocks_unused;	/* read ahead, never reached by the scan */
+	int64		prefetch_time_us;	/* wall time with reads in flight */
+	int64		blocks_loaded;	/* read_into = shared_buffers: loaded */
 	int64		loader_aborts;	/* loaders that let go or were refused */
-	char		skip_reason[96];	/* non-empty: not planned from its first
-									 * block, and why */
+	TimestampTz scan_end;
 } ScanReport;
+
+/* MB/s (MiB, as autovacuum's "avg read rate") from blocks and microseconds */
+extern double blocks_mb_per_s(int64 blocks, int64 us);
 
 extern Size stats_shmem_size(void);
 extern void stats_shmem_request(void);

@@ -165,15 +165,35 @@ bgwp_release_loop_resources(const char *owner_name)
 /* ---------- cumulative statistics ---------- */
 
 /*
- * A table's autovacuum and autoanalyze counters in PgStat_StatTabEntry,
- * renamed in 16.
+ * When a table's last VACUUM and ANALYZE, manual or automatic, completed:
+ * renamed in 16.  Each is set when the command reports its completion,
+ * before it ends its progress reporting.
  */
 #if PG_VERSION_NUM >= 160000
-#define BGWP_TAB_AUTOVACUUM_COUNT(tab)	((tab)->autovacuum_count)
-#define BGWP_TAB_AUTOANALYZE_COUNT(tab)	((tab)->autoanalyze_count)
+#define BGWP_TAB_LAST_VACUUM(tab) \
+	Max((tab)->last_vacuum_time, (tab)->last_autovacuum_time)
+#define BGWP_TAB_LAST_ANALYZE(tab) \
+	Max((tab)->last_analyze_time, (tab)->last_autoanalyze_time)
 #else
-#define BGWP_TAB_AUTOVACUUM_COUNT(tab)	((tab)->autovac_vacuum_count)
-#define BGWP_TAB_AUTOANALYZE_COUNT(tab)	((tab)->autovac_analyze_count)
+#define BGWP_TAB_LAST_VACUUM(tab) \
+	Max((tab)->vacuum_timestamp, (tab)->autovac_vacuum_timestamp)
+#define BGWP_TAB_LAST_ANALYZE(tab) \
+	Max((tab)->analyze_timestamp, (tab)->autovac_analyze_timestamp)
+#endif
+
+/* ---------- wait events ---------- */
+
+/*
+ * Is a backend waiting on a read of a relation data file?  That is the
+ * time track_io_timing counts as read time.  Up to 17 every such read is a
+ * synchronous FileRead() (DataFileRead); from 18 a read may be started
+ * asynchronously and waited for in AioIoCompletion.
+ */
+#if PG_VERSION_NUM >= 180000
+#define BGWP_WAIT_IS_DATA_READ(w) \
+	((w) == WAIT_EVENT_DATA_FILE_READ || (w) == WAIT_EVENT_AIO_IO_COMPLETION)
+#else
+#define BGWP_WAIT_IS_DATA_READ(w)	((w) == WAIT_EVENT_DATA_FILE_READ)
 #endif
 
 /* ---------- buffer mapping (visibility map reads) ---------- */

@@ -20,7 +20,11 @@
  * engine's eventfd) while it serves targets, while an autovacuum worker
  * exists, and for a moment after a backend announced a manual VACUUM or
  * ANALYZE; not at all when the reads it just issued have all completed
- * already and more could be issued.  An ERROR inside an iteration
+ * already and more could be issued.  In between, while it follows a
+ * command, it wakes every SAMPLE_INTERVAL_MS only to sample the command's
+ * backend (prefetcher_sample(): is it still on its relation, is it waiting
+ * on a read): that is how pg_stat_prefetch measures read time and the
+ * command's duration without any code in the backend.  An ERROR inside an iteration
  * is caught at the bottom of the stack as in bgwriter.c: it is logged,
  * every target is abandoned (reads drained, files closed), and the loop
  * goes on after a second; it never takes the server down.
@@ -61,6 +65,8 @@ PG_FUNCTION_INFO_V1(bgw_prefetch_status);
 
 /* Poll interval while targets are active, in ms. */
 #define ACTIVE_POLL_MS 10
+/* Between polls, followed commands are sampled this often, in ms. */
+#define SAMPLE_INTERVAL_MS 1
 /* After a scan is announced, poll at ACTIVE_POLL_MS for this long, in ms. */
 #define ANNOUNCED_POLL_WINDOW_MS 2000
 /* Pause after an error before the loop goes on, in ms. */
@@ -306,6 +312,10 @@ bgwp_monitor_main(Datum main_arg)
 	MemoryContext loop_context;
 	int			engine_method;
 	int64		targets_served = 0;
+	/* static: kept across the sigsetjmp() below */
+	static TimestampTz last_step;
+	static long step_interval;
+	static bool step_now;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
@@ -361,12 +371,16 @@ bgwp_monitor_main(Datum main_arg)
 	published_idle = false;
 	engine_method = bgwp_io_method;
 
+	last_step = 0;
+	step_interval = ACTIVE_POLL_MS;
+	step_now = true;
 	while (!ShutdownRequestPending)
 	{
-		bool		busy;
 		long		timeout;
 		int			event_fd;
 		int			events = WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH;
+		int			rc;
+		TimestampTz now;
 
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
@@ -384,23 +398,45 @@ bgwp_monitor_main(Datum main_arg)
 			engine_method = bgwp_io_method;
 		}
 
-		busy = monitor_iteration(&targets_served);
-		MemoryContextReset(loop_context);
-		/* let the statistics system release entries of dropped relations */
-		if (busy)
-			pgstat_report_stat(false);
+		/* a full step when one is due, else only a sample */
+		now = GetCurrentTimestamp();
+		if (!step_now &&
+			!TimestampDifferenceExceeds(last_step, now, step_interval))
+			prefetcher_sample(now);
+		else
+		{
+			bool		busy = monitor_iteration(&targets_served);
+
+			MemoryContextReset(loop_context);
+			/* let the statistics system release entries of dropped relations */
+			if (busy)
+				pgstat_report_stat(false);
+			step_interval = busy || scan_recently_announced() ?
+				ACTIVE_POLL_MS : bgwp_naptime;
+			last_step = now;
+		}
 
 		event_fd = prefetcher_event_fd();
 		if (prefetcher_active_targets() > 0 && event_fd >= 0)
 			events |= WL_SOCKET_READABLE;
 		if (prefetcher_wants_next_step())
 			timeout = 0;
-		else if (busy || scan_recently_announced())
-			timeout = ACTIVE_POLL_MS;
 		else
-			timeout = bgwp_naptime;
-		(void) WaitLatchOrSocket(MyLatch, events, event_fd, timeout,
-								 PG_WAIT_EXTENSION);
+		{
+			long		secs;
+			int			usecs;
+
+			TimestampDifference(GetCurrentTimestamp(),
+								TimestampTzPlusMilliseconds(last_step, step_interval),
+								&secs, &usecs);
+			timeout = secs * 1000 + usecs / 1000;
+			if (prefetcher_sampling())
+				timeout = Min(timeout, SAMPLE_INTERVAL_MS);
+		}
+		rc = WaitLatchOrSocket(MyLatch, events, event_fd, timeout,
+							   PG_WAIT_EXTENSION);
+		/* a wakeup (announcement, completed read) or a timed step */
+		step_now = (rc & (WL_LATCH_SET | WL_SOCKET_READABLE)) != 0 || timeout == 0;
 	}
 
 	prefetcher_stop(true);

@@ -74,12 +74,19 @@
  */
 #define BGWP_STREAM_MIN_DEPTH 32
 
+/*
+ * A target follows one command (VACUUM or ANALYZE) on one relation, from
+ * the start of its progress reporting to its end, to measure it; whether it
+ * also reads ahead for it is the separate flag "prefetch".
+ */
 typedef enum TargetState
 {
 	TARGET_RESOLVING,			/* waiting for the resolver worker */
-	TARGET_ACTIVE,				/* being prefetched */
-	TARGET_WATCHED,				/* scan reported only, no prefetch */
-	TARGET_DRAINING				/* scan over, waiting for reads in flight */
+	TARGET_ACTIVE,				/* relation known: planning (and reading) */
+	TARGET_MEASURING,			/* measured only: nothing to plan */
+	TARGET_FINISHING			/* scanning phase over: no more reads;
+								 * waiting for the command's end and for the
+								 * reads in flight */
 } TargetState;
 
 typedef struct SubmittedRange
@@ -101,9 +108,13 @@ typedef struct PrefetchTarget
 {
 	bool		in_use;
 	TargetState state;
-	char		why_not[96];	/* TARGET_WATCHED: why not prefetched */
+	bool		prefetch;		/* reads ahead for the scan */
+	bool		prefetched;		/* has been TARGET_ACTIVE with prefetch */
+	char		why_not[96];	/* !prefetch: why it is only watched */
 	TargetObservation obs;		/* latest observation of the consumer */
 	bool		abandoned;		/* ended without the consumer finishing */
+	bool		command_over;	/* report and release once reads drained */
+	bool		forget;			/* release unreported (switched off) */
 	bool		awaiting_start; /* started from an announcement, scan not
 								 * seen yet */
 	Oid			scanned_after;	/* awaiting_start: the relation its VACUUM
@@ -111,18 +122,23 @@ typedef struct PrefetchTarget
 	bool		autovacuum;
 
 	/* consumer figures */
-	int64		first_progress; /* progress's block counter when first seen */
 	int64		join_block;		/* consumer's position when planning began */
+	bool		counted;		/* VACUUM: blocks_read counted from
+								 * join_block on */
 	int64		last_position;	/* VACUUM: block; ANALYZE: estimated block */
-	int64		scan_time_us;
-	TimestampTz tracked_at;
-	TimestampTz last_step;
+	TimestampTz tracked_at;		/* the target was created */
+	TimestampTz since;			/* the command started no earlier */
+
+	/* measuring (prefetcher_sample()) */
+	struct PGPROC *proc;		/* the consumer's, for its wait events */
+	TimestampTz command_start;	/* first seen on the relation, 0 before */
+	TimestampTz command_end;	/* first seen past it, 0 before */
+	TimestampTz last_sample;
+	int64		read_wait_us;	/* sampled time waiting on data file reads */
 
 	/* relation */
 	int			resolve_request;
 	ResolvedRelation rel;
-	int64		completed_before;	/* completed scans count at activation,
-									 * -1 before */
 	BgwpRelFile relfile;
 	BlockNumber nblocks;		/* blocks the consumer will scan */
 	BlockNumber cur_nblocks;	/* ANALYZE: the file's size as far as known */
@@ -163,6 +179,7 @@ typedef struct PrefetchTarget
 	int64		buffers_ahead;	/* blocks handed, not yet passed */
 
 	/* results */
+	int64		blocks_planned; /* VACUUM: counted by count_plan */
 	ScanReport report;
 } PrefetchTarget;
 
@@ -197,7 +214,9 @@ static MemoryContext prefetch_context = NULL;
 static int	targets_started = 0;
 
 static void activate_target(PrefetchTarget *t);
-static void end_target(PrefetchTarget *t);
+static void end_scan_phase(PrefetchTarget *t, bool completed);
+static void finish_target(PrefetchTarget *t, TimestampTz now);
+static BlockNumber relation_nblocks(PrefetchTarget *t);
 static void release_target(PrefetchTarget *t);
 static void count_planned_blocks(PrefetchTarget *t, BlockNumber consumer,
 								 uint32 budget);
@@ -256,9 +275,13 @@ prefetcher_stop(bool report)
 		t->inflight = 0;		/* the engine is gone, and its reads */
 		for (int s = 0; s < BGWP_OPEN_SEGMENTS; s++)
 			t->segments[s].inflight = 0;
-		t->abandoned = true;
 		if (report)
-			end_target(t);
+		{
+			/* recorded as it stands: its command is followed no further */
+			t->abandoned = true;
+			end_scan_phase(t, false);
+			finish_target(t, GetCurrentTimestamp());
+		}
 		else
 			release_target(t);
 	}
@@ -305,21 +328,49 @@ same_scan(const TargetObservation *a, const TargetObservation *b)
 
 /*
  * Does the configuration (possibly just reloaded) ask for such a scan to be
- * served?
+ * prefetched for?  If not, *why says why, for the view; the scan is then
+ * still followed and measured (unless bgw_prefetch.enabled is off), so that
+ * prefetch off and on can be compared in pg_stat_prefetch.
  */
 static bool
-wanted(PrefetchCommand command, bool autovacuum)
+prefetch_wanted(PrefetchCommand command, bool autovacuum, const char **why)
 {
-	if (!bgwp_enabled)
-		return false;
 	if (bgwp_targets == PREFETCH_TARGETS_AUTOVACUUM && !autovacuum)
-		return false;
-	return command == PREFETCH_CMD_VACUUM ? bgwp_vacuum : bgwp_analyze;
+		*why = "bgw_prefetch.targets is autovacuum";
+	else if (command == PREFETCH_CMD_VACUUM && !bgwp_vacuum)
+		*why = "bgw_prefetch.vacuum is off";
+	else if (command == PREFETCH_CMD_ANALYZE && !bgwp_analyze)
+		*why = "bgw_prefetch.analyze is off";
+	else
+		return true;
+	return false;
+}
+
+/* Decide, at a target's start, whether it reads ahead. */
+static void
+set_prefetch(PrefetchTarget *t)
+{
+	const char *why = NULL;
+
+	t->prefetch = prefetch_wanted(t->obs.command, t->autovacuum, &why);
+	if (!t->prefetch)
+		strlcpy(t->why_not, why, sizeof(t->why_not));
+}
+
+/* The target will not read ahead from now on, for the reason why. */
+static void
+stop_reading(PrefetchTarget *t, const char *why)
+{
+	if (!t->prefetch)
+		return;
+	t->prefetch = false;
+	if (!t->prefetched)
+		strlcpy(t->why_not, why, sizeof(t->why_not));
 }
 
 /*
- * A free target slot for the scan obs, or NULL if it is served already or
- * all slots are busy (then the scan goes unserved).
+ * A free target slot for the scan obs, or NULL if it is followed already or
+ * all slots are busy (then the scan goes unseen).
  */
 static PrefetchTarget *
 free_target_for(const TargetObservation *obs)
@@ -328,7 +379,7 @@ free_target_for(const TargetObservation *obs)
 
 	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
 	{
-		if (targets[i].in_use && targets[i].state != TARGET_DRAINING &&
+		if (targets[i].in_use && !targets[i].command_over &&
 			same_scan(&targets[i].obs, obs))
 			return NULL;
 		if (!targets[i].in_use && t == NULL)
@@ -337,9 +388,13 @@ free_target_for(const TargetObservation *obs)
 	return t;
 }
 
-/* Set up a target for the scan obs. */
+/*
+ * Set up a target for the scan obs.  since is a moment no later than the
+ * command's start, for telling a completed command from a cancelled one
+ * (targets_completed_since()).
+ */
 static void
-init_target(PrefetchTarget *t, const TargetObservation *obs)
+init_target(PrefetchTarget *t, const TargetObservation *obs, TimestampTz since)
 {
 	memset(t, 0, sizeof(*t));
 	for (int s = 0; s < BGWP_OPEN_SEGMENTS; s++)
@@ -347,36 +402,71 @@ init_target(PrefetchTarget *t, const TargetObservation *obs)
 	t->in_use = true;
 	t->obs = *obs;
 	t->autovacuum = obs->autovacuum;
-	t->first_progress = obs->position;
 	/* ANALYZE's block is estimated once the relation size is known */
 	t->last_position = obs->command == PREFETCH_CMD_VACUUM ? obs->position : 0;
-	t->tracked_at = t->last_step = GetCurrentTimestamp();
+	t->tracked_at = GetCurrentTimestamp();
+	t->since = since;
 	t->report.dbid = obs->dbid;
 	t->report.relid = obs->relid;
 	t->report.command = obs->command;
+	t->report.joined_block = -1;
 	t->distance = BGWP_INITIAL_DISTANCE;
-	t->completed_before = -1;
 	t->resolve_request = -1;
+	set_prefetch(t);
 }
 
 /*
- * Start serving a scan, unless it is already served or not wanted.
+ * The command is running on the target's relation as of now: start its
+ * clock if not started.  An autovacuum worker reports each table as a new
+ * statement just before it opens it, so its statement start is the
+ * command's start, more precisely than the monitor's polling.
+ */
+static void
+command_seen(PrefetchTarget *t, const TargetObservation *obs, TimestampTz now)
+{
+	if (t->command_start != 0)
+		return;
+	t->command_start = now;
+	if (obs->autovacuum && obs->activity_start > t->since &&
+		obs->activity_start < now)
+		t->command_start = obs->activity_start;
+	t->last_sample = now;
+}
+
+/*
+ * Start following a scan the monitor discovered, unless it is followed
+ * already.
  */
 void
 prefetcher_track(const TargetObservation *obs)
 {
 	PrefetchTarget *t;
+	TimestampTz now;
 
-	if (!wanted(obs->command, obs->autovacuum))
+	if (!bgwp_enabled)
 		return;
 	t = free_target_for(obs);
 	if (t == NULL)
 		return;
-	init_target(t, obs);
+	now = GetCurrentTimestamp();
+	/* the statement started before the command, and was seen running it */
+	init_target(t, obs, obs->activity_start != 0 ? Min(obs->activity_start, now) : now);
+	command_seen(t, obs, now);
 	targets_started++;
 	/* the relation its VACUUM scans next can be planned before it starts */
 	if (!obs->autovacuum && obs->command == PREFETCH_CMD_VACUUM)
 		start_next_scan(obs->pid, obs->proc_start, obs->dbid, obs->relid);
+
+	/*
+	 * An ANALYZE that is only watched needs nothing of its relation: its
+	 * progress tells the blocks it reads.  A VACUUM's blocks are counted
+	 * over the visibility map, which needs the relation's file.
+	 */
+	if (!t->prefetch && obs->command == PREFETCH_CMD_ANALYZE)
+	{
+		t->state = TARGET_MEASURING;
+		return;
+	}
 
 	/* a manual command's backend may have resolved the relation already */
 	if (!obs->autovacuum &&
@@ -393,18 +483,20 @@ prefetcher_track(const TargetObservation *obs)
 										obs->autovacuum, obs->slot, obs->pid);
 	if (t->resolve_request < 0)
 	{
-		t->state = TARGET_WATCHED;
-		strlcpy(t->why_not, "no worker to resolve the relation", sizeof(t->why_not));
+		t->state = TARGET_MEASURING;
+		stop_reading(t, "no worker to resolve the relation");
 	}
 	else
 		t->state = TARGET_RESOLVING;
 }
 
 /*
- * Start prefetching a relation a manual VACUUM announced, from block 0,
+ * Start following a relation a manual VACUUM announced, from block 0,
  * before its scan appears in progress reporting: the relation it scans
  * first (resolver_take_first_scans()), or the one it scans right after a
- * served one (start_next_scan()).  The target waits for the scan
+ * followed one (start_next_scan()).  Its blocks are counted over the
+ * visibility map now, before the VACUUM can set a bit, and, if it is
+ * prefetched for, read ahead.  The target waits for the scan
  * (awaiting_start), having read no more than its distance: while its VACUUM
  * is still processing the relation before it, and else at most
  * BGWP_AWAIT_START_MS; it is adopted by the scan when that shows up with the
@@ -414,9 +506,11 @@ static bool
 start_announced_target(const AnnouncedScan *a)
 {
 	TargetObservation obs;
+	TargetObservation now_obs;
 	PrefetchTarget *t;
+	TimestampTz since;
 
-	if (!wanted(PREFETCH_CMD_VACUUM, false))
+	if (!bgwp_enabled)
 		return false;
 	memset(&obs, 0, sizeof(obs));
 	obs.slot = a->backend_slot;
@@ -429,10 +523,48 @@ start_announced_target(const AnnouncedScan *a)
 	t = free_target_for(&obs);
 	if (t == NULL)
 		return false;
-	init_target(t, &obs);
+
+	/*
+	 * Its statement started before it announced the relation: a VACUUM of
+	 * the relation that completed since is this one.
+	 */
+	since = targets_statement_start(obs.slot, obs.pid);
+	if (since == 0)
+		return false;			/* the backend is gone */
+	init_target(t, &obs, since);
 	t->awaiting_start = true;
 	t->scanned_after = a->scanned_after;
 	t->rel = a->rel;
+
+	/*
+	 * The monitor may come late: if the VACUUM is on the relation already,
+	 * follow it from where it is, as a discovered scan; if it is past it,
+	 * the scan is over.
+	 */
+	if (targets_observe(obs.slot, obs.pid, &now_obs) == OBSERVE_WATCHED &&
+		same_scan(&now_obs, &obs))
+	{
+		t->obs = now_obs;
+		t->last_position = now_obs.position;
+		t->awaiting_start = false;
+		command_seen(t, &now_obs, GetCurrentTimestamp());
+	}
+	else if (targets_completed_since(a->dbid, a->relid, PREFETCH_CMD_VACUUM, since))
+	{
+		/* recorded, though nothing of it could be measured */
+		BGWP_RELFILE_SET(t->relfile, t->rel.spcnode, t->rel.dbnode,
+						 t->rel.relfilenode);
+		t->nblocks = relation_nblocks(t);
+		t->last_position = t->nblocks;
+		t->awaiting_start = false;
+		t->command_over = true;
+		t->state = TARGET_MEASURING;
+		t->prefetch = false;
+		strlcpy(t->why_not, "over before the monitor saw it start",
+				sizeof(t->why_not));
+		targets_started++;
+		return true;
+	}
 	activate_target(t);
 	/* an empty relation (a TOAST table with no value yet) has nothing to plan */
 	if (t->state != TARGET_ACTIVE || t->nblocks == 0 ||
@@ -441,8 +573,8 @@ start_announced_target(const AnnouncedScan *a)
 		release_target(t);		/* nothing read yet */
 		return false;
 	}
-	elog(DEBUG1, "bgw_prefetch: relation %u announced by its VACUUM, prefetching from block 0 of %u",
-		 a->relid, t->nblocks);
+	elog(DEBUG1, "bgw_prefetch: relation %u announced by its VACUUM, following from block %lld of %u",
+		 a->relid, (long long) t->join_block, t->nblocks);
 	targets_started++;
 	return true;
 }
@@ -692,17 +824,17 @@ learn_read_cost(const PrefetchTarget *t)
 	double		per_block;
 
 	if (t->obs.command != PREFETCH_CMD_ANALYZE ||
-		t->report.prefetched_blocks <= 0 || t->report.prefetch_wall_us <= 0 ||
+		t->report.blocks_prefetched <= 0 || t->report.prefetch_time_us <= 0 ||
 		io_engine_method(engine) != IO_METHOD_IO_URING)
 		return;					/* nothing streamed, or fadvise: no read timed */
 	analyze_cost_model_defaults(&defaults);
-	per_block = (double) t->report.prefetch_wall_us / t->report.prefetched_blocks;
+	per_block = (double) t->report.prefetch_time_us / t->report.blocks_prefetched;
 	if (per_block < BGWP_CACHED_COST_FRACTION * defaults.seq_us_per_block)
 		return;
 	analyze_cost_model_observe(tablespace_cost(BGWP_RELFILE_SPC(t->relfile)),
 							   ANALYZE_READ_SEQUENTIAL,
-							   (double) t->report.prefetch_wall_us,
-							   t->report.prefetched_blocks);
+							   (double) t->report.prefetch_time_us,
+							   t->report.blocks_prefetched);
 }
 
 /* ---------------- reads ---------------- */
@@ -788,8 +920,9 @@ submit_reads(PrefetchTarget *t)
 			t->pending_nblocks = 0;
 			if (segno == 0)
 			{
-				t->abandoned = true;
-				t->state = TARGET_DRAINING;
+				t->counted = false;
+				stop_reading(t, "relation files gone");
+				end_scan_phase(t, false);
 			}
 			break;
 		}
@@ -805,9 +938,6 @@ submit_reads(PrefetchTarget *t)
 		t->ranges[slot].completed = false;
 		t->ring_count++;
 		t->blocks_ahead += n;
-		/* a streamed window is planned as it is read (VACUUM: as planned) */
-		if (t->obs.command == PREFETCH_CMD_ANALYZE)
-			t->report.planned_blocks += n;
 		t->prefetch_block = start + n;
 		if (t->inflight++ == 0)
 			t->inflight_since = GetCurrentTimestamp();
@@ -830,9 +960,8 @@ complete_read(const IoCompletion *c)
 	if (seg != NULL)
 		seg->inflight--;
 	if (--t->inflight == 0)
-		t->report.prefetch_wall_us +=
+		t->report.prefetch_time_us +=
 			GetCurrentTimestamp() - t->inflight_since;
-	t->report.prefetch_read_time_us += c->latency_us;
 	/* a short read: the relation shrank, read no further than its end */
 	if (c->result >= 0 && c->result / BLCKSZ < r->nblocks)
 		t->cur_nblocks = Min(t->cur_nblocks, r->start + (BlockNumber) (c->result / BLCKSZ));
@@ -841,11 +970,10 @@ complete_read(const IoCompletion *c)
 		int64		blocks = c->result / BLCKSZ;
 		int64		late = consumer - (int64) r->start + 1;
 
-		t->report.prefetched_blocks += blocks;
-		t->report.prefetched_bytes += c->result;
+		t->report.blocks_prefetched += blocks;
 		if (late > 0)
 		{
-			t->report.late_blocks += Min(late, blocks);
+			t->report.blocks_late += Min(late, blocks);
 			/* the consumer caught up: look further ahead */
 			t->distance = Min(t->distance * 2, (int64) bgwp_max_distance);
 		}
@@ -910,7 +1038,7 @@ count_planned_blocks(PrefetchTarget *t, BlockNumber consumer, uint32 budget)
 	{
 		vacuum_plan_init_at(&t->count_plan, t->nblocks, t->rel.skip_mode,
 							consumer + 1);
-		t->report.planned_blocks++; /* the block it reads now */
+		t->blocks_planned++;	/* the block it reads now */
 	}
 	vm_reader_invalidate(&t->count_vm);
 	start = vacuum_plan_position(&t->count_plan);
@@ -923,7 +1051,7 @@ count_planned_blocks(PrefetchTarget *t, BlockNumber consumer, uint32 budget)
 			t->count_done = true;
 			break;
 		}
-		t->report.planned_blocks += n;
+		t->blocks_planned += n;
 	}
 }
 
@@ -1010,7 +1138,7 @@ stop_loader(PrefetchTarget *t)
 		return;
 	loader_stop(t - targets, &out);
 	t->loading = false;
-	t->report.loaded_blocks += out.loaded_blocks;
+	t->report.blocks_loaded += out.loaded_blocks;
 	if (out.aborted)
 		t->report.loader_aborts++;
 }
@@ -1018,20 +1146,21 @@ stop_loader(PrefetchTarget *t)
 /* ---------------- target lifecycle ---------------- */
 
 /*
- * The resolver answered: set up planning, or decide not to prefetch.
+ * The relation is known (resolved): set up planning -- a VACUUM's blocks are
+ * counted over the visibility map whether or not they are read ahead -- and
+ * decide whether to read ahead.
  */
 static void
 activate_target(PrefetchTarget *t)
 {
 	BGWP_RELFILE_SET(t->relfile, t->rel.spcnode, t->rel.dbnode,
 					 t->rel.relfilenode);
-	t->completed_before = targets_completed_count(t->rel.dbnode, t->obs.relid,
-												  t->obs.command);
 
 	if (t->rel.skip_reason[0] != '\0')
 	{
-		t->state = TARGET_WATCHED;
-		strlcpy(t->why_not, t->rel.skip_reason, sizeof(t->why_not));
+		/* a temporary table's visibility map is not on disk: no count */
+		t->state = TARGET_MEASURING;
+		stop_reading(t, t->rel.skip_reason);
 		return;
 	}
 	if (t->obs.command == PREFETCH_CMD_VACUUM)
@@ -1052,19 +1181,19 @@ activate_target(PrefetchTarget *t)
 		{
 			vacuum_plan_init_at(&t->vplan, t->nblocks, t->rel.skip_mode,
 								(uint32) t->join_block + 1);
-			t->report.planned_blocks = 1;
+			t->blocks_planned = 1;
 		}
 		else
 			vacuum_plan_init(&t->vplan, t->nblocks, t->rel.skip_mode);
 		t->count_plan = t->vplan;
 		vm_reader_init(&t->count_vm, t->relfile);
+		t->counted = true;
 
 		/*
 		 * Count now, before the VACUUM can set visibility-map bits of blocks
 		 * it has read: by the monitor's next step a small relation may be
 		 * half-scanned already, and the counter, overtaken, would have to
-		 * skip what the VACUUM read meanwhile (seen under load as planned
-		 * 17-36 of 39-40 scanned blocks).
+		 * skip what the VACUUM read meanwhile.
 		 */
 		count_planned_blocks(t, 0, BGWP_COUNT_BUDGET);
 	}
@@ -1076,12 +1205,8 @@ activate_target(PrefetchTarget *t)
 		if (t->rel.calibrated)
 			calibrate_cost_model(tablespace_cost(BGWP_RELFILE_SPC(t->relfile)), &t->rel);
 		t->cost = *tablespace_cost(BGWP_RELFILE_SPC(t->relfile));
-		if (!analyze_should_stream(t->obs.total, t->nblocks, &t->cost))
-		{
-			t->state = TARGET_WATCHED;
-			strlcpy(t->why_not, "sample too sparse to stream", sizeof(t->why_not));
-			return;
-		}
+		if (t->prefetch && !analyze_should_stream(t->obs.total, t->nblocks, &t->cost))
+			stop_reading(t, "sample too sparse to stream");
 
 		/*
 		 * A stream is decided to pay for every block of its window, and the
@@ -1100,109 +1225,153 @@ activate_target(PrefetchTarget *t)
 			t->rel.depth_source = DEPTH_FROM_STREAM_MINIMUM;
 		}
 	}
-	t->ranges = MemoryContextAllocZero(prefetch_context,
-									   sizeof(SubmittedRange) * BGWP_RANGE_RING);
+	if (t->join_block > 0)
+		t->report.joined_block = t->join_block;
+	if (t->prefetch)
+	{
+		t->ranges = MemoryContextAllocZero(prefetch_context,
+										   sizeof(SubmittedRange) * BGWP_RANGE_RING);
+		t->prefetched = true;
+	}
 	t->state = TARGET_ACTIVE;
 }
 
 /*
- * Log a finished scan, as log_autovacuum_min_duration does for vacuums.
+ * Log a finished scan past bgw_prefetch.log_min_duration, in the words and
+ * units of autovacuum's own log line, so that the two can be compared.
  */
 static void
 log_scan(const PrefetchTarget *t)
 {
 	const ScanReport *r = &t->report;
-	double		secs = r->scan_time_us / 1000000.0;
+	StringInfoData buf;
 
 	if (bgwp_log_min_duration < 0 ||
-		r->scan_time_us < (int64) bgwp_log_min_duration * 1000)
+		r->total_time_us < (int64) bgwp_log_min_duration * 1000)
 		return;
-	ereport(LOG,
-			(errmsg("bgw_prefetch: %s%s of \"%s\" (database %u, relation %u, pid %d) %s: "
-					"scan advanced %lld blocks in %.3f s (%.1f MB/s); joined at block %lld, planned %lld, prefetched %lld blocks (%.1f MB, %.3f s of read time), late %lld, wasted %lld",
-					t->autovacuum ? "automatic " : "",
-					prefetch_command_name(r->command),
-					t->rel.relname[0] ? t->rel.relname : "(not resolved)",
-					r->dbid, r->relid, t->obs.pid,
-					t->why_not[0] ? t->why_not : (t->abandoned ? "abandoned" : "done"),
-					(long long) r->scan_blocks, secs,
-					secs > 0 ? r->scan_blocks * (double) BLCKSZ / (1024 * 1024) / secs : 0.0,
-					(long long) t->join_block,
-					(long long) r->planned_blocks,
-					(long long) r->prefetched_blocks,
-					r->prefetched_bytes / (1024.0 * 1024.0),
-					r->prefetch_read_time_us / 1000000.0,
-					(long long) r->late_blocks,
-					(long long) r->wasted_blocks)));
-}
-
-/*
- * Why a finished scan's plan is not the whole scan's, for pg_stat_prefetch
- * (empty if it is): it was only watched (temporary table, ANALYZE sample too
- * sparse, ...), or a VACUUM was joined after its first block, when the
- * blocks it read before can no longer be known (it has set their
- * visibility map bits since).
- */
-static void
-skip_reason_of(const PrefetchTarget *t, char *buf, size_t len)
-{
-	if (t->why_not[0] != '\0')
-		strlcpy(buf, t->why_not, len);
-	else if (t->obs.command == PREFETCH_CMD_VACUUM && t->join_block > 0)
-		snprintf(buf, len, "joined at block %lld", (long long) t->join_block);
+	initStringInfo(&buf);
+	appendStringInfo(&buf, "bgw_prefetch: %s%s of \"%s\" (database %u, relation %u, pid %d): ",
+					 t->autovacuum ? "automatic " : "",
+					 prefetch_command_name(r->command),
+					 t->rel.relname[0] ? t->rel.relname : "(not resolved)",
+					 r->dbid, r->relid, t->obs.pid);
+	if (r->prefetched)
+		appendStringInfoString(&buf, "prefetched");
 	else
-		buf[0] = '\0';
+		appendStringInfo(&buf, "watched (%s)", r->watched_reason);
+	if (t->abandoned)
+		appendStringInfoString(&buf, ", did not complete");
+	if (r->joined_block >= 0)
+		appendStringInfo(&buf, ", followed from block %lld", (long long) r->joined_block);
+	if (r->command == PREFETCH_CMD_VACUUM)
+		appendStringInfo(&buf, "\nblocks: %lld read, %lld skipped by the visibility map",
+						 (long long) r->blocks_read, (long long) r->blocks_skipped);
+	else
+		appendStringInfo(&buf, "\nblocks: %lld sampled", (long long) r->blocks_read);
+	appendStringInfo(&buf, "\navg read rate: %.3f MB/s",
+					 r->total_time_us > 0 ? blocks_mb_per_s(r->blocks_read, r->total_time_us) : 0.0);
+	appendStringInfo(&buf, "\nI/O timings: read: %.3f ms (sampled)",
+					 r->read_time_us / 1000.0);
+	if (r->prefetched)
+		appendStringInfo(&buf, "\nprefetch: %lld blocks, %lld ready, %lld late, %lld unused",
+						 (long long) r->blocks_prefetched,
+						 (long long) Max(r->blocks_prefetched - r->blocks_late - r->blocks_unused, 0),
+						 (long long) r->blocks_late, (long long) r->blocks_unused);
+	appendStringInfo(&buf, "\nelapsed: %.3f s", r->total_time_us / 1000000.0);
+	ereport(LOG, (errmsg_internal("%s", buf.data)));
+	pfree(buf.data);
 }
 
 /*
- * The scan is over.  Count what was prefetched beyond the consumer's last
- * position as wasted if the consumer did not finish, and stop submitting;
- * the target is released once its reads are drained.
+ * The scan's reading is over -- its scanning phase ended, or its command
+ * did: no more reads are issued.  A scan that completed reached every block
+ * of its plan; otherwise what was read ahead beyond the last block it
+ * reached is unused.  The target follows the command to its end.
  */
 static void
-end_target(PrefetchTarget *t)
+end_scan_phase(PrefetchTarget *t, bool completed)
 {
-	if (t->state != TARGET_DRAINING)
+	if (t->state == TARGET_FINISHING)
+		return;
+	if (completed && t->state == TARGET_ACTIVE)
 	{
-		if (t->state == TARGET_RESOLVING)
-			strlcpy(t->why_not, "ended before its relation was resolved",
-					sizeof(t->why_not));
-		/* a VACUUM that finished read its whole plan: count all of it */
-		if (t->state == TARGET_ACTIVE && t->obs.command == PREFETCH_CMD_VACUUM &&
-			!t->abandoned)
+		if (t->obs.command == PREFETCH_CMD_VACUUM && t->counted)
 			count_planned_blocks(t, 0, UINT32_MAX);
-		t->state = TARGET_DRAINING;
-		stop_loader(t);
-		if (t->abandoned)
+		t->last_position = t->nblocks;
+	}
+	else
+	{
+		for (int i = 0; i < t->ring_count; i++)
 		{
-			for (int i = 0; i < t->ring_count; i++)
-			{
-				SubmittedRange *r = &t->ranges[(t->ring_head + i) % BGWP_RANGE_RING];
-				int64		beyond = ((int64) r->start + r->nblocks) - 1 - t->last_position;
+			SubmittedRange *r = &t->ranges[(t->ring_head + i) % BGWP_RANGE_RING];
+			int64		beyond = ((int64) r->start + r->nblocks) - 1 - t->last_position;
 
-				t->report.wasted_blocks += Min(Max(beyond, 0), (int64) r->nblocks);
-			}
+			t->report.blocks_unused += Min(Max(beyond, 0), (int64) r->nblocks);
 		}
 	}
-	if (t->inflight > 0)
+	t->state = TARGET_FINISHING;
+	stop_loader(t);
+}
+
+/*
+ * The blocks a finished (or cancelled) VACUUM read and skipped, from its
+ * count over the visibility map.  The count runs ahead of the VACUUM; a
+ * VACUUM that stopped early is credited the counted share of the blocks it
+ * passed.  Without a count (the relation was never resolved, or not before
+ * the scan was over) nothing is known: the scan is followed "from" its last
+ * block.
+ */
+static void
+vacuum_blocks(PrefetchTarget *t)
+{
+	ScanReport *r = &t->report;
+	int64		nblocks = t->nblocks > 0 ? t->nblocks : t->obs.total;
+	int64		from = Max(t->join_block, 0);
+	int64		to = t->abandoned ? Min(t->last_position + 1, nblocks) : nblocks;
+	int64		counted_to = t->count_done ? nblocks :
+		(int64) vacuum_plan_position(&t->count_plan);
+	int64		read = t->blocks_planned;
+
+	if (!t->counted)
+	{
+		r->joined_block = to;
 		return;
+	}
+	if (to < counted_to && counted_to > from)
+		read = (int64) ((double) read * (to - from) / (counted_to - from) + 0.5);
+	r->blocks_read = read;
+	r->blocks_skipped = Max(to - from - read, 0);
+}
 
-	t->report.scan_blocks = Max(t->obs.position - t->first_progress, 0);
-	t->report.scan_end = GetCurrentTimestamp();
-	skip_reason_of(t, t->report.skip_reason, sizeof(t->report.skip_reason));
+/*
+ * The command is over and no read is in flight: add the scan to
+ * pg_stat_prefetch (if it happened: a target awaiting a scan that never came
+ * is just dropped), log it, and release the target.
+ */
+static void
+finish_target(PrefetchTarget *t, TimestampTz now)
+{
+	ScanReport *r = &t->report;
+	TimestampTz end = t->command_end != 0 ? t->command_end : now;
 
-	/*
-	 * A scan started from block 0 may be over before the monitor ever saw
-	 * it advance (a small or mostly skipped relation): it was planned all
-	 * the same, and is counted.
-	 */
-	if (t->report.scan_time_us > 0 || t->report.scan_blocks > 0 ||
-		(!t->abandoned && t->report.planned_blocks > 0))
-		stats_report_scan(&t->report);
-	if (!t->abandoned && engine != NULL)
+	if (t->obs.command == PREFETCH_CMD_VACUUM)
+		vacuum_blocks(t);
+	else
+		r->blocks_read = t->abandoned ? t->obs.position : t->obs.total;
+	r->prefetched = t->prefetched;
+	if (!t->prefetched)
+		strlcpy(r->watched_reason, t->why_not, sizeof(r->watched_reason));
+	r->read_time_us = t->read_wait_us;
+	r->total_time_us = t->command_start != 0 ? Max(end - t->command_start, 0) : 0;
+	r->scan_end = end;
+
+	if (!t->forget && (t->command_start != 0 || !t->abandoned))
+	{
+		stats_report_scan(r);
+		log_scan(t);
+	}
+	if (!t->abandoned && t->prefetched && engine != NULL)
 		learn_read_cost(t);
-	log_scan(t);
-
 	release_target(t);
 }
 
@@ -1231,25 +1400,23 @@ release_target(PrefetchTarget *t)
 }
 
 /*
- * Did the scan of a target whose command is no longer running complete?
- * Yes if the relation's completed VACUUM (ANALYZE) count moved since the
- * target was activated.  A target never activated has no count to compare;
- * it is not called abandoned (it had no reads to waste).
+ * Did the command of a target that is no longer on its relation complete,
+ * or was it cancelled or terminated?
  */
 static bool
 scan_completed(const PrefetchTarget *t)
 {
-	if (t->completed_before < 0)
-		return true;
-	return targets_completed_count(t->rel.dbnode, t->obs.relid, t->obs.command) >
-		t->completed_before;
+	Oid			dbid = t->state != TARGET_RESOLVING && t->rel.relfilenode != InvalidOid ?
+		t->rel.dbnode : t->obs.dbid;
+
+	return targets_completed_since(dbid, t->obs.relid, t->obs.command, t->since);
 }
 
 /*
  * A target started from an announcement has not seen its scan yet: has it
  * started now (then it is adopted and true returned), is it still to come
- * (*waiting), or will it not come (the target is marked abandoned, unless
- * the scan already completed between two looks)?
+ * (*waiting), or will it not come (or has it come and gone between two
+ * looks: the caller asks the statistics)?
  */
 static bool
 scan_started(PrefetchTarget *t, ObserveResult result,
@@ -1259,12 +1426,14 @@ scan_started(PrefetchTarget *t, ObserveResult result,
 	if (result == OBSERVE_WATCHED && same_scan(obs, &t->obs))
 	{
 		t->awaiting_start = false;
+		command_seen(t, obs, now);
 		start_next_scan(t->obs.pid, t->obs.proc_start, t->obs.dbid, t->obs.relid);
 		/* the file grew or shrank in between: the plan is not the scan's */
 		if (obs->total != t->obs.total)
 		{
-			t->abandoned = true;
-			return false;
+			t->counted = false;
+			stop_reading(t, "relation size changed before its scan");
+			end_scan_phase(t, false);
 		}
 		return true;
 	}
@@ -1279,18 +1448,24 @@ scan_started(PrefetchTarget *t, ObserveResult result,
 		*waiting = true;
 	}
 	else if (result == OBSERVE_GONE || result == OBSERVE_WATCHED)
-		t->abandoned = true;	/* gone, or scanning something else */
-	else if (TimestampDifferenceExceeds(t->tracked_at, now, BGWP_AWAIT_START_MS))
-		t->abandoned = true;	/* waiting for a lock, or failed */
-	else
+		;						/* gone, or scanning something else */
+	else if (!TimestampDifferenceExceeds(t->tracked_at, now, BGWP_AWAIT_START_MS))
 		*waiting = true;		/* still starting up */
-	return false;
+	return false;				/* else waiting for a lock, or failed */
 }
 
+/* Where a followed command is, as far as its target is concerned. */
+typedef enum FollowResult
+{
+	FOLLOW_SCANNING,			/* in (or paused in) its scanning phase */
+	FOLLOW_PAST_SCAN,			/* on the relation, past its scanning phase */
+	FOLLOW_OVER					/* no longer on the relation */
+} FollowResult;
+
 /*
- * Follow the consumer of one target.  Returns false when its scan is over.
+ * Follow the consumer of one target.
  */
-static bool
+static FollowResult
 follow_consumer(PrefetchTarget *t, TimestampTz now)
 {
 	TargetObservation obs;
@@ -1301,35 +1476,130 @@ follow_consumer(PrefetchTarget *t, TimestampTz now)
 		bool		waiting;
 
 		if (!scan_started(t, result, &obs, now, &waiting))
-			return waiting;
-		t->last_step = now;
+			return waiting ? FOLLOW_SCANNING : FOLLOW_OVER;
 	}
 	switch (result)
 	{
 		case OBSERVE_GONE:
 		case OBSERVE_ENDED:
-			/* finished, or cancelled/terminated?  Ask the statistics. */
-			t->abandoned = !scan_completed(t);
-			return false;
+			return FOLLOW_OVER;
 		case OBSERVE_PHASE_DONE:
-			return false;		/* the scan is over, the command goes on */
+			if (obs.relid == t->obs.relid && obs.command == t->obs.command)
+				return FOLLOW_PAST_SCAN;
+			return FOLLOW_OVER;
 		case OBSERVE_WATCHED:
 			break;
 	}
 	if (!same_scan(&obs, &t->obs))
-		return false;			/* moved on to its next relation */
+		return FOLLOW_OVER;		/* moved on to its next relation */
 	if (obs.position < t->obs.position && obs.command == PREFETCH_CMD_VACUUM)
-		return false;			/* a new scan of the same relation */
+		return FOLLOW_OVER;		/* a new scan of the same relation */
 
-	if (t->obs.phase == SCAN_PHASE_SCANNING)
-		t->report.scan_time_us += now - t->last_step;
-	t->last_step = now;
+	command_seen(t, &obs, now);
 	t->obs = obs;
+	if (t->state == TARGET_FINISHING)
+		return FOLLOW_SCANNING; /* its reading is over already */
 	if (obs.command == PREFETCH_CMD_VACUUM)
 		t->last_position = obs.position;
 	else if (t->nblocks > 0)
 		t->last_position = analyze_position_lower_bound(obs.position, obs.total, t->nblocks);
-	return true;
+	return FOLLOW_SCANNING;
+}
+
+/*
+ * Sample every followed command: is its backend still on the relation, and
+ * is it waiting on a read of a data file?  The monitor calls this every
+ * BGWP_SAMPLE_INTERVAL_MS while prefetcher_sampling() says so, and at every
+ * step.  The time since the previous sample is counted as read time when
+ * the backend waits on a read now: an estimate of what track_io_timing
+ * measures in the backend, with an error of the order of the interval
+ * times the square root of the number of reads sampled.  The command's
+ * start and end are found to within an interval too.
+ */
+void
+prefetcher_sample(TimestampTz now)
+{
+	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
+	{
+		PrefetchTarget *t = &targets[i];
+		TargetObservation obs;
+		ObserveResult result;
+		bool		on_relation;
+
+		if (!t->in_use || t->command_over || t->command_end != 0)
+			continue;
+		result = targets_observe(t->obs.slot, t->obs.pid, &obs);
+		on_relation = (result == OBSERVE_WATCHED || result == OBSERVE_PHASE_DONE) &&
+			obs.relid == t->obs.relid && obs.command == t->obs.command;
+		if (t->command_start == 0)
+		{
+			if (on_relation)
+				command_seen(t, &obs, now);
+			continue;
+		}
+		if (!on_relation)
+		{
+			t->command_end = now;
+			continue;
+		}
+		if (t->proc == NULL)
+			t->proc = targets_proc_of(t->obs.pid);
+		if (targets_waiting_on_read(t->proc, t->obs.pid))
+			t->read_wait_us += now - t->last_sample;
+		t->last_sample = now;
+	}
+}
+
+/* Is any command followed, so that the monitor should sample it? */
+bool
+prefetcher_sampling(void)
+{
+	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
+		if (targets[i].in_use && !targets[i].command_over &&
+			targets[i].command_end == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Follow one target's command: its reading ends with its scanning phase,
+ * the target with the command.
+ */
+static void
+step_consumer(PrefetchTarget *t, TimestampTz now)
+{
+	const char *why = NULL;
+	FollowResult result;
+
+	if (!bgwp_enabled)
+	{
+		/* switched off at reload: forget it, unreported */
+		t->forget = true;
+		t->abandoned = true;
+		end_scan_phase(t, false);
+		t->command_over = true;
+		return;
+	}
+	if (t->prefetch && !prefetch_wanted(t->obs.command, t->autovacuum, &why))
+		stop_reading(t, why);	/* switched off at reload */
+	result = follow_consumer(t, now);
+	if (result != FOLLOW_SCANNING && t->state == TARGET_RESOLVING)
+		stop_reading(t, "over before its relation was resolved");
+	switch (result)
+	{
+		case FOLLOW_SCANNING:
+			break;
+		case FOLLOW_PAST_SCAN:
+			end_scan_phase(t, true);
+			break;
+		case FOLLOW_OVER:
+			t->abandoned = !scan_completed(t);
+			end_scan_phase(t, !t->abandoned);
+			if (t->command_end == 0)
+				t->command_end = now;
+			t->command_over = true;
+			break;
+	}
 }
 
 /*
@@ -1341,6 +1611,8 @@ prefetcher_step(void)
 	TimestampTz now = GetCurrentTimestamp();
 	int64		buffers_room;
 
+	prefetcher_sample(now);
+
 	/* where is every consumer now?  End the scans that are over. */
 	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
 	{
@@ -1348,11 +1620,10 @@ prefetcher_step(void)
 
 		if (!t->in_use)
 			continue;
-		if (t->state != TARGET_DRAINING && !wanted(t->obs.command, t->autovacuum))
-			t->abandoned = true;	/* switched off at reload */
-		if (t->state == TARGET_DRAINING || t->abandoned ||
-			!follow_consumer(t, now))
-			end_target(t);		/* may release the target */
+		if (!t->command_over)
+			step_consumer(t, now);
+		if (t->command_over && t->inflight == 0)
+			finish_target(t, now);
 	}
 
 	/* account for finished reads against the fresh positions */
@@ -1381,20 +1652,23 @@ prefetcher_step(void)
 					activate_target(t);
 					break;
 				case RESOLVE_FAILED:
-					t->state = TARGET_WATCHED;
-					strlcpy(t->why_not, "relation could not be resolved", sizeof(t->why_not));
+					t->state = TARGET_MEASURING;
+					stop_reading(t, "relation could not be resolved");
 					break;
 			}
 		}
 		if (t->state == TARGET_ACTIVE)
 		{
-			if (t->obs.command == PREFETCH_CMD_VACUUM)
+			if (t->obs.command == PREFETCH_CMD_VACUUM && t->counted)
 				count_planned_blocks(t, (BlockNumber) t->last_position,
 									 BGWP_COUNT_BUDGET);
-			retire_consumed(t);
-			load_into_buffers(t, &buffers_room);
-			if (t->obs.phase == SCAN_PHASE_SCANNING)
-				submit_reads(t);
+			if (t->prefetch)
+			{
+				retire_consumed(t);
+				load_into_buffers(t, &buffers_room);
+				if (t->obs.phase == SCAN_PHASE_SCANNING)
+					submit_reads(t);
+			}
 		}
 	}
 	if (engine != NULL)
@@ -1444,33 +1718,27 @@ prefetcher_activity(ActivityRow *rows, int max)
 		row->dbid = t->obs.dbid;
 		row->relid = t->obs.relid;
 		row->command = t->obs.command;
-		switch (t->state)
-		{
-			case TARGET_RESOLVING:
-				strlcpy(row->state, "resolving", sizeof(row->state));
-				break;
-			case TARGET_ACTIVE:
-				strlcpy(row->state, t->obs.phase == SCAN_PHASE_PAUSED ?
-						"paused" : "prefetching", sizeof(row->state));
-				break;
-			case TARGET_WATCHED:
-				snprintf(row->state, sizeof(row->state), "watching: %s", t->why_not);
-				break;
-			case TARGET_DRAINING:
-				strlcpy(row->state, "ending", sizeof(row->state));
-				break;
-		}
+		if (t->state == TARGET_FINISHING)
+			strlcpy(row->state, "finishing", sizeof(row->state));
+		else if (!t->prefetch)
+			snprintf(row->state, sizeof(row->state), "watching: %s", t->why_not);
+		else if (t->state == TARGET_RESOLVING)
+			strlcpy(row->state, "resolving", sizeof(row->state));
+		else
+			strlcpy(row->state, t->obs.phase == SCAN_PHASE_PAUSED ?
+					"paused" : "prefetching", sizeof(row->state));
 		row->consumer_block = t->last_position;
 		row->total_blocks = t->obs.command == PREFETCH_CMD_VACUUM ? t->obs.total : t->nblocks;
 		row->prefetch_block = t->prefetch_block;
 		row->distance = Max((int64) t->prefetch_block - t->last_position, 0);
 		row->reads_in_flight = t->inflight;
 		row->io_depth = t->rel.io_depth;
-		if (t->state == TARGET_ACTIVE)
+		if (t->state == TARGET_ACTIVE && t->prefetch)
 			strlcpy(row->io_depth_source, depth_source_name(t->rel.depth_source),
 					sizeof(row->io_depth_source));
-		row->planned_blocks = t->report.planned_blocks;
-		row->prefetched_blocks = t->report.prefetched_blocks;
+		row->planned_blocks = t->obs.command == PREFETCH_CMD_VACUUM ?
+			t->blocks_planned : t->obs.total;
+		row->prefetched_blocks = t->report.blocks_prefetched;
 		n++;
 	}
 	return n;

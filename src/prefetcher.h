@@ -40,6 +40,8 @@ struct AnnouncedScan;
 extern void prefetcher_start_announced(const struct AnnouncedScan *a);
 extern int	prefetcher_take_started(void);
 extern void prefetcher_step(void);
+extern void prefetcher_sample(TimestampTz now);
+extern bool prefetcher_sampling(void);
 extern int	prefetcher_active_targets(void);
 extern bool prefetcher_wants_next_step(void);
 extern int	prefetcher_activity(ActivityRow *rows, int max);

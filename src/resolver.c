@@ -778,7 +778,11 @@ resolver_announce_statement(const VacuumStmt *stmt, bool toplevel)
 			resolver_shared->announced[i].in_use = false;
 	LWLockRelease(resolver_shared->lock);
 
-	if (!bgwp_enabled || bgwp_targets == PREFETCH_TARGETS_AUTOVACUUM ||
+	/*
+	 * Announced whether or not it is to be prefetched for: a scan that is
+	 * only watched is still measured from its first block.
+	 */
+	if (!bgwp_enabled ||
 		stmt->rels == NIL || !IsTransactionState() ||
 		IsInParallelMode() || RecoveryInProgress())
 		return;
@@ -797,8 +801,8 @@ resolver_announce_statement(const VacuumStmt *stmt, bool toplevel)
 	PG_TRY();
 	{
 		vacuum_options_from_list(stmt->options, &opts);
-		do_vacuum = stmt->is_vacuumcmd && !opts.full && bgwp_vacuum;
-		do_analyze = (!stmt->is_vacuumcmd || opts.analyze) && bgwp_analyze;
+		do_vacuum = stmt->is_vacuumcmd && !opts.full;
+		do_analyze = !stmt->is_vacuumcmd || opts.analyze;
 
 		if ((do_vacuum || do_analyze) &&
 			ConditionalLockRelationOid(TableSpaceRelationId, AccessShareLock))

@@ -4,8 +4,10 @@
  *	  pg_stat_prefetch: per-relation statistics in shared memory.
  *
  * A fixed-size shared hash keyed by (database, relation, command) holds the
- * totals of every watched scan: what the consumer (VACUUM or ANALYZE) did,
- * as seen through progress reporting, and what the prefetcher did for it.
+ * totals of every VACUUM and ANALYZE of a relation the monitor followed,
+ * prefetched for or not: the blocks it read and skipped, the time it
+ * spent and how much of it waiting on reads (as track_io_timing counts
+ * them), and what the prefetcher did for it.
  * Only the monitor writes, once per finished scan, so contention is nil;
  * the locking still follows pg_stat_statements: exclusive lock to create or
  * evict entries, shared lock plus the entry's spinlock to add to one.
@@ -47,20 +49,22 @@ typedef struct StatsKey
 typedef struct StatsCounters
 {
 	int64		scans;
-	int64		scan_blocks;
-	int64		scan_time_us;
-	int64		planned_blocks;
-	int64		prefetched_blocks;
-	int64		prefetched_bytes;
-	int64		prefetch_read_time_us;
-	int64		prefetch_wall_us;
-	int64		late_blocks;
-	int64		wasted_blocks;
-	int64		loaded_blocks;
+	int64		prefetched_scans;
+	int64		watched_scans;
+	int64		joined_scans;
+	int64		last_joined_block;	/* -1: none yet */
+	char		last_watched_reason[96];	/* empty: none yet */
+	int64		blocks_read;
+	int64		blocks_skipped;
+	int64		read_time_us;
+	int64		total_time_us;
+	int64		blocks_prefetched;
+	int64		blocks_late;
+	int64		blocks_unused;
+	int64		prefetch_time_us;
+	int64		blocks_loaded;
 	int64		loader_aborts;
 	TimestampTz last_scan;
-	int64		skipped_scans;	/* scans not planned from their first block */
-	char		last_skip_reason[96];	/* of the last scan; empty if planned */
 } StatsCounters;
 
 typedef struct StatsEntry
@@ -185,6 +189,7 @@ stats_entry_for(const StatsKey *key)
 		{
 			SpinLockInit(&entry->mutex);
 			memset(&entry->counters, 0, sizeof(entry->counters));
+			entry->counters.last_joined_block = -1;
 			entry->last_used = 0;
 		}
 	}
@@ -224,33 +229,44 @@ stats_report_scan(const ScanReport *report)
 
 		SpinLockAcquire(&entry->mutex);
 		c->scans++;
-		c->scan_blocks += report->scan_blocks;
-		c->scan_time_us += report->scan_time_us;
-		c->planned_blocks += report->planned_blocks;
-		c->prefetched_blocks += report->prefetched_blocks;
-		c->prefetched_bytes += report->prefetched_bytes;
-		c->prefetch_read_time_us += report->prefetch_read_time_us;
-		c->prefetch_wall_us += report->prefetch_wall_us;
-		c->late_blocks += report->late_blocks;
-		c->wasted_blocks += report->wasted_blocks;
-		c->loaded_blocks += report->loaded_blocks;
+		if (report->prefetched)
+			c->prefetched_scans++;
+		else
+		{
+			c->watched_scans++;
+			strlcpy(c->last_watched_reason, report->watched_reason,
+					sizeof(c->last_watched_reason));
+		}
+		if (report->joined_block >= 0)
+		{
+			c->joined_scans++;
+			c->last_joined_block = report->joined_block;
+		}
+		c->blocks_read += report->blocks_read;
+		c->blocks_skipped += report->blocks_skipped;
+		c->read_time_us += report->read_time_us;
+		c->total_time_us += report->total_time_us;
+		c->blocks_prefetched += report->blocks_prefetched;
+		c->blocks_late += report->blocks_late;
+		c->blocks_unused += report->blocks_unused;
+		c->prefetch_time_us += report->prefetch_time_us;
+		c->blocks_loaded += report->blocks_loaded;
 		c->loader_aborts += report->loader_aborts;
 		c->last_scan = report->scan_end;
-		if (report->skip_reason[0] != '\0')
-			c->skipped_scans++;
-		memcpy(c->last_skip_reason, report->skip_reason,
-			   sizeof(c->last_skip_reason));
 		entry->last_used = tick;
 		SpinLockRelease(&entry->mutex);
 	}
 	LWLockRelease(stats_shared->lock);
 }
 
-/* MB/s from bytes and microseconds, NULL-worthy when no time was spent. */
-static double
-rate_mb_per_s(int64 bytes, int64 us)
+/*
+ * MB/s from blocks and microseconds, in autovacuum's units ("avg read
+ * rate": MiB per second).  The caller makes sure us > 0.
+ */
+double
+blocks_mb_per_s(int64 blocks, int64 us)
 {
-	return (double) bytes / (1024.0 * 1024.0) / ((double) us / 1000000.0);
+	return (double) blocks * BLCKSZ / (1024.0 * 1024.0) / ((double) us / 1000000.0);
 }
 
 static void
@@ -263,7 +279,7 @@ require_stats(void)
 				 errmsg("bgw_prefetch shared memory is not initialized")));
 }
 
-#define STATS_COLS 21
+#define STATS_COLS 25
 
 /*
  * SRF behind the pg_stat_prefetch view.
@@ -301,35 +317,40 @@ bgw_prefetch_stats(PG_FUNCTION_ARGS)
 		values[i++] = ObjectIdGetDatum(entry->key.relid);
 		values[i++] = CStringGetTextDatum(prefetch_command_name(entry->key.command));
 		values[i++] = Int64GetDatum(c.scans);
-		values[i++] = Int64GetDatum(c.scan_blocks);
-		values[i++] = Float8GetDatum(c.scan_time_us / 1000.0);
-		if (c.scan_time_us > 0)
-			values[i++] = Float8GetDatum(rate_mb_per_s(c.scan_blocks * BLCKSZ, c.scan_time_us));
+		values[i++] = Int64GetDatum(c.prefetched_scans);
+		values[i++] = Int64GetDatum(c.watched_scans);
+		if (c.last_watched_reason[0] != '\0')
+			values[i++] = CStringGetTextDatum(c.last_watched_reason);
 		else
 			nulls[i++] = true;
-		values[i++] = Int64GetDatum(c.planned_blocks);
-		values[i++] = Int64GetDatum(c.prefetched_blocks);
-		values[i++] = Int64GetDatum(c.prefetched_bytes);
-		values[i++] = Float8GetDatum(c.prefetch_read_time_us / 1000.0);
-		if (c.prefetch_wall_us > 0)
-			values[i++] = Float8GetDatum(rate_mb_per_s(c.prefetched_bytes, c.prefetch_wall_us));
+		values[i++] = Int64GetDatum(c.joined_scans);
+		if (c.last_joined_block >= 0)
+			values[i++] = Int64GetDatum(c.last_joined_block);
 		else
 			nulls[i++] = true;
-		values[i++] = Int64GetDatum(c.late_blocks);
-		values[i++] = Int64GetDatum(c.wasted_blocks);
+		values[i++] = Int64GetDatum(c.blocks_read);
+		if (entry->key.command == PREFETCH_CMD_VACUUM)
+			values[i++] = Int64GetDatum(c.blocks_skipped);
+		else
+			nulls[i++] = true;
+		values[i++] = Float8GetDatum(c.read_time_us / 1000.0);
+		values[i++] = Float8GetDatum(c.total_time_us / 1000.0);
+		if (c.total_time_us > 0)
+			values[i++] = Float8GetDatum(blocks_mb_per_s(c.blocks_read, c.total_time_us));
+		else
+			nulls[i++] = true;
+		values[i++] = Int64GetDatum(c.blocks_prefetched);
+		values[i++] = Int64GetDatum(Max(c.blocks_prefetched - c.blocks_late - c.blocks_unused, 0));
+		values[i++] = Int64GetDatum(c.blocks_late);
+		values[i++] = Int64GetDatum(c.blocks_unused);
+		values[i++] = Float8GetDatum(c.prefetch_time_us / 1000.0);
+		values[i++] = Int64GetDatum(c.blocks_loaded);
+		values[i++] = Int64GetDatum(c.loader_aborts);
 		if (c.last_scan != 0)
 			values[i++] = TimestampTzGetDatum(c.last_scan);
 		else
 			nulls[i++] = true;
 		values[i++] = TimestampTzGetDatum(stats_reset);
-		values[i++] = Float8GetDatum(c.prefetch_wall_us / 1000.0);
-		values[i++] = Int64GetDatum(c.loaded_blocks);
-		values[i++] = Int64GetDatum(c.loader_aborts);
-		values[i++] = Int64GetDatum(c.skipped_scans);
-		if (c.last_skip_reason[0] != '\0')
-			values[i++] = CStringGetTextDatum(c.last_skip_reason);
-		else
-			nulls[i++] = true;
 		Assert(i == STATS_COLS);
 
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);

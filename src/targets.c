@@ -23,10 +23,12 @@
 
 #include "commands/progress.h"
 #include "miscadmin.h"
+#include "storage/procarray.h"
 #include "storage/shmem.h"
 #include "pgstat.h"
 #include "utils/backend_status.h"
 #include "utils/pgstat_internal.h"
+#include "utils/wait_event.h"
 
 #include "bgw_prefetch.h"
 #include "compat.h"
@@ -70,6 +72,7 @@ read_slot(int slot, PgBackendStatus *copy)
 		copy->st_procpid = entry->st_procpid;
 		copy->st_backendType = entry->st_backendType;
 		copy->st_proc_start_timestamp = entry->st_proc_start_timestamp;
+		copy->st_activity_start_timestamp = entry->st_activity_start_timestamp;
 		copy->st_databaseid = entry->st_databaseid;
 		copy->st_progress_command = entry->st_progress_command;
 		copy->st_progress_command_target = entry->st_progress_command_target;
@@ -101,6 +104,7 @@ classify(int slot, const PgBackendStatus *st, TargetObservation *obs)
 	obs->dbid = st->st_databaseid;
 	obs->relid = st->st_progress_command_target;
 	obs->proc_start = st->st_proc_start_timestamp;
+	obs->activity_start = st->st_activity_start_timestamp;
 
 	if (st->st_progress_command == PROGRESS_COMMAND_VACUUM)
 	{
@@ -197,6 +201,20 @@ targets_observe(int slot, int pid, TargetObservation *out)
 }
 
 /*
+ * When the statement a backend runs now started (0 if the process is gone):
+ * a command it runs started no earlier.
+ */
+TimestampTz
+targets_statement_start(int slot, int pid)
+{
+	PgBackendStatus copy;
+
+	if (!read_slot(slot, &copy) || copy.st_procpid != pid)
+		return 0;
+	return copy.st_activity_start_timestamp;
+}
+
+/*
  * Copy the current query text of a backend (for VACUUM's options), clipped
  * to buflen - 1 bytes.  Returns false if the slot changed hands.
  */
@@ -227,27 +245,55 @@ targets_read_activity(int slot, int pid, char *buf, int buflen)
 }
 
 /*
- * How many VACUUMs (or ANALYZEs) of a relation have completed, from the
- * cumulative statistics (vacuum_count + autovac_vacuum_count, or the
- * analyze counts).  A VACUUM or ANALYZE reports its completion there before
- * it ends its progress reporting, so comparing the count before and after a
- * scan tells one that finished from one that was cancelled or terminated --
- * even when its process exits right after finishing, before the monitor
- * could see the command end.  The monitor reads with
- * stats_fetch_consistency = none, so this is a fresh copy.
+ * Did a VACUUM (or ANALYZE) of a relation complete at or after since?  A
+ * VACUUM or ANALYZE reports its completion to the cumulative statistics
+ * (with its time) before it ends its progress reporting, so this tells a
+ * scan that finished from one that was cancelled or terminated -- even when
+ * its process exits right after finishing, or when the monitor first looks
+ * after the scan is over, as long as since is no later than the command's
+ * start (the announcement of a manual command, or the moment the monitor
+ * first saw it running).  The monitor reads with stats_fetch_consistency =
+ * none, so this is a fresh copy.
  */
-int64
-targets_completed_count(Oid dbid, Oid relid, PrefetchCommand command)
+bool
+targets_completed_since(Oid dbid, Oid relid, PrefetchCommand command,
+						TimestampTz since)
 {
 	PgStat_StatTabEntry *tab;
-	int64		count;
+	TimestampTz last;
 
 	tab = pgstat_fetch_entry(PGSTAT_KIND_RELATION, dbid, relid);
 	if (tab == NULL)
-		return 0;
-	count = command == PREFETCH_CMD_VACUUM ?
-		tab->vacuum_count + BGWP_TAB_AUTOVACUUM_COUNT(tab) :
-		tab->analyze_count + BGWP_TAB_AUTOANALYZE_COUNT(tab);
+		return false;
+	last = command == PREFETCH_CMD_VACUUM ?
+		BGWP_TAB_LAST_VACUUM(tab) : BGWP_TAB_LAST_ANALYZE(tab);
 	pfree(tab);
-	return count;
+	return last >= since;
+}
+
+/*
+ * The process behind a backend status slot, for sampling its wait events;
+ * NULL if pid has exited.
+ */
+PGPROC *
+targets_proc_of(int pid)
+{
+	return BackendPidGetProc(pid);
+}
+
+/*
+ * Is the process waiting on a read of a relation data file right now?
+ * proc must come from targets_proc_of(pid); it is checked to still be that
+ * process (a PGPROC is reused after exit).  wait_event_info is a single
+ * 4-byte word, read without a lock as pg_stat_activity does.
+ */
+bool
+targets_waiting_on_read(PGPROC *proc, int pid)
+{
+	uint32		wait_event_info;
+
+	if (proc == NULL || proc->pid != pid)
+		return false;
+	wait_event_info = *((volatile uint32 *) &proc->wait_event_info);
+	return BGWP_WAIT_IS_DATA_READ(wait_event_info);
 }

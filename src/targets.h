@@ -31,6 +31,8 @@ typedef struct TargetObservation
 	int64		position;		/* VACUUM: block being read; ANALYZE: blocks done */
 	int64		total;			/* VACUUM: rel_pages; ANALYZE: sample blocks */
 	TimestampTz proc_start;		/* tells a reused slot from the same backend */
+	TimestampTz activity_start; /* its statement's start (autovacuum: the
+								 * table's) */
 } TargetObservation;
 
 extern void targets_attach(void);
@@ -46,8 +48,12 @@ typedef enum ObserveResult
 } ObserveResult;
 
 extern ObserveResult targets_observe(int slot, int pid, TargetObservation *out);
+extern TimestampTz targets_statement_start(int slot, int pid);
 extern bool targets_read_activity(int slot, int pid, char *buf, int buflen);
-extern int64 targets_completed_count(Oid dbid, Oid relid,
-									 PrefetchCommand command);
+extern bool targets_completed_since(Oid dbid, Oid relid,
+									PrefetchCommand command, TimestampTz since);
+struct PGPROC;
+extern struct PGPROC *targets_proc_of(int pid);
+extern bool targets_waiting_on_read(struct PGPROC *proc, int pid);
 
 #endif							/* BGWP_TARGETS_H */

@@ -1,0 +1,178 @@
+# pg_stat_prefetch says what happened, in the units PostgreSQL itself uses.
+#
+# A cold VACUUM (VERBOSE) with track_io_timing on -- prefetch off, then on --
+# and a cold autovacuum are each compared with the server's own report of
+# the same scan (VERBOSE's INFO message, autovacuum's log line):
+#
+# - blocks_read equals the pages the VACUUM scanned;
+# - read_rate is within 30 % of its "avg read rate";
+# - read_time is within 30 % (or 15 ms) of its "I/O timings: read".
+#
+# "Cold" means: the server restarted (empty shared buffers) and the table's
+# files dropped from the OS page cache (dd iflag=nocache, which any user who
+# can read the files may do, after a CHECKPOINT has made their pages clean).
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use BgwPrefetchTest;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = new_bgwp_node(
+	'view_accuracy', conf => q{
+track_io_timing = on
+vacuum_cost_delay = 0
+autovacuum_vacuum_cost_delay = 0
+log_autovacuum_min_duration = 0
+autovacuum_naptime = 1s
+});
+
+# 8 rows a block, 12,800 blocks (100 MB); frozen, then one row updated on
+# every 20th block: VACUUM reads those and the runs of fewer than 32
+# all-visible blocks between them.
+my $rows = 102400;
+create_frozen_table($node, 'postgres', 'acc', $rows);
+
+sub dirty
+{
+	$node->safe_psql('postgres',
+		"UPDATE acc SET pad = pad WHERE id % 160 = 1 AND (id / 160) % 3 <> 2");
+	return;
+}
+
+# Empty shared buffers and the OS page cache of the table's files.
+sub make_cold
+{
+	$node->safe_psql('postgres', 'CHECKPOINT');
+	my $path = $node->data_dir . '/'
+	  . $node->safe_psql('postgres', "SELECT pg_relation_filepath('acc')");
+	$node->stop('fast');
+	for my $file (glob("$path $path.* ${path}_vm ${path}_fsm"))
+	{
+		next unless -e $file;
+		system('dd', "if=$file", 'iflag=nocache', 'count=0', 'status=none') == 0
+		  or die "dd iflag=nocache $file failed";
+	}
+	$node->start;
+	return;
+}
+
+# The figures of the server's own report of a VACUUM.
+sub parse_vacuum_report
+{
+	my ($text) = @_;
+	my %r;
+	($r{remain}, $r{scanned}) = $text =~ /pages: \d+ removed, (\d+) remain, (\d+) scanned/
+	  or die "no pages line in: $text";
+	($r{read_rate}) = $text =~ /avg read rate: ([\d.]+) MB\/s/
+	  or die "no read rate in: $text";
+	($r{read_time}) = $text =~ /I\/O timings: read: ([\d.]+) ms/
+	  or die "no I/O timings in: $text";
+	return \%r;
+}
+
+# Wait until the view has $n vacuum scans of acc, and return its row.
+sub vacuum_row
+{
+	my ($n) = @_;
+	ok( $node->poll_query_until(
+			'postgres', qq{
+SELECT scans >= $n FROM pg_stat_prefetch WHERE relname = 'acc' AND command = 'vacuum'}),
+		"pg_stat_prefetch records vacuum scan $n of acc");
+	my $row = $node->safe_psql(
+		'postgres', q{
+SELECT scans, prefetched_scans, watched_scans, coalesce(last_watched_reason, ''),
+       joined_scans, blocks_read, blocks_skipped, read_time, read_rate,
+       blocks_prefetched
+  FROM pg_stat_prefetch WHERE relname = 'acc' AND command = 'vacuum'});
+	my @f = split /\|/, $row;
+	return {
+		scans => $f[0],
+		prefetched_scans => $f[1],
+		watched_scans => $f[2],
+		watched_reason => $f[3],
+		joined_scans => $f[4],
+		blocks_read => $f[5],
+		blocks_skipped => $f[6],
+		read_time => $f[7],
+		read_rate => $f[8],
+		blocks_prefetched => $f[9],
+	};
+}
+
+sub compare_ok
+{
+	my ($label, $row, $rep) = @_;
+	is($row->{blocks_read}, $rep->{scanned},
+		"$label: blocks_read = the VACUUM's scanned pages ($rep->{scanned})");
+	is($row->{blocks_read} + $row->{blocks_skipped}, $rep->{remain},
+		"$label: blocks_read + blocks_skipped = the table's blocks");
+	my $rate_ratio = $rep->{read_rate} > 0 ? $row->{read_rate} / $rep->{read_rate} : 0;
+	ok($rate_ratio >= 0.7 && $rate_ratio <= 1.3,
+		"$label: read_rate $row->{read_rate} MB/s within 30 % of avg read rate $rep->{read_rate} MB/s");
+	my $diff = abs($row->{read_time} - $rep->{read_time});
+	ok($diff <= 15 || $diff <= 0.3 * $rep->{read_time},
+		"$label: read_time $row->{read_time} ms within 30 % or 15 ms of I/O timings read $rep->{read_time} ms");
+	return;
+}
+
+# --- manual VACUUM (VERBOSE), prefetch off then on --------------------------
+for my $prefetch ('off', 'on')
+{
+	dirty();
+	$node->safe_psql('postgres',
+		"ALTER SYSTEM SET bgw_prefetch.vacuum = $prefetch");
+	make_cold();
+	$node->safe_psql('postgres', 'SELECT pg_stat_prefetch_reset()');
+	my ($stdout, $stderr);
+	$node->psql('postgres', 'VACUUM (VERBOSE) acc',
+		stdout => \$stdout, stderr => \$stderr, on_error_die => 1);
+	my $rep = parse_vacuum_report($stderr);
+	my $row = vacuum_row(1);
+	note "prefetch $prefetch: VERBOSE scanned $rep->{scanned}, read rate $rep->{read_rate} MB/s, read $rep->{read_time} ms; view: "
+	  . join(', ', map { "$_ $row->{$_}" } sort keys %$row);
+	compare_ok("VACUUM, prefetch $prefetch", $row, $rep);
+	is($row->{joined_scans}, 0, "prefetch $prefetch: followed from its first block");
+	if ($prefetch eq 'on')
+	{
+		is($row->{prefetched_scans}, 1, 'prefetch on: the scan is prefetched');
+		is($row->{blocks_prefetched}, $rep->{scanned},
+			'prefetch on: every block it read was prefetched');
+	}
+	else
+	{
+		is($row->{watched_scans}, 1, 'prefetch off: the scan is watched');
+		is($row->{watched_reason}, 'bgw_prefetch.vacuum is off',
+			'prefetch off: and says why');
+		is($row->{blocks_prefetched}, 0, 'prefetch off: nothing read ahead');
+	}
+}
+
+# --- autovacuum, against its own log line -----------------------------------
+$node->safe_psql('postgres', 'ALTER SYSTEM SET bgw_prefetch.vacuum = on');
+dirty();
+make_cold();
+$node->safe_psql('postgres', 'SELECT pg_stat_prefetch_reset()');
+my $offset = -s $node->logfile;
+$node->safe_psql('postgres',
+	'ALTER TABLE acc SET (autovacuum_enabled = on, autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 100, autovacuum_analyze_threshold = 1000000000)');
+$node->safe_psql('postgres', 'ALTER SYSTEM SET autovacuum = on');
+$node->reload;
+$node->wait_for_log(qr/automatic vacuum of table "postgres\.public\.acc"(?s:.*?)system usage/, $offset);
+my $log = slurp_file($node->logfile, $offset);
+my ($autovac) = $log =~ /(automatic vacuum of table "postgres\.public\.acc"(?s:.*?)system usage)/;
+my $rep = parse_vacuum_report($autovac);
+my $row = vacuum_row(1);
+note "autovacuum: log scanned $rep->{scanned}, read rate $rep->{read_rate} MB/s, read $rep->{read_time} ms; view: "
+  . join(', ', map { "$_ $row->{$_}" } sort keys %$row);
+compare_ok('autovacuum', $row, $rep);
+like(
+	$log,
+	qr/bgw_prefetch: automatic vacuum of "public\.acc".*prefetched\nblocks: $rep->{scanned} read/,
+	'the end-of-scan LOG line gives the same blocks in autovacuum\'s words');
+
+$node->stop;
+done_testing();
