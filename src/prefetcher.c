@@ -427,7 +427,7 @@ command_seen(PrefetchTarget *t, const TargetObservation *obs, TimestampTz now)
 	if (t->command_start != 0)
 		return;
 	t->command_start = now;
-	if (obs->autovacuum && obs->activity_start > t->since &&
+	if (obs->autovacuum && obs->activity_start >= t->since &&
 		obs->activity_start < now)
 		t->command_start = obs->activity_start;
 	t->last_sample = now;
