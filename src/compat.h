@@ -166,14 +166,21 @@ bgwp_release_loop_resources(const char *owner_name)
 
 /*
  * A table's autovacuum and autoanalyze counters in PgStat_StatTabEntry,
- * renamed in 16.
+ * and the counts relation_needs_vacanalyze() compares with its thresholds
+ * (forecast.c), renamed in 16.
  */
 #if PG_VERSION_NUM >= 160000
 #define BGWP_TAB_AUTOVACUUM_COUNT(tab)	((tab)->autovacuum_count)
 #define BGWP_TAB_AUTOANALYZE_COUNT(tab)	((tab)->autoanalyze_count)
+#define BGWP_TAB_DEAD_TUPLES(tab)		((tab)->dead_tuples)
+#define BGWP_TAB_INS_SINCE_VACUUM(tab)	((tab)->ins_since_vacuum)
+#define BGWP_TAB_MOD_SINCE_ANALYZE(tab)	((tab)->mod_since_analyze)
 #else
 #define BGWP_TAB_AUTOVACUUM_COUNT(tab)	((tab)->autovac_vacuum_count)
 #define BGWP_TAB_AUTOANALYZE_COUNT(tab)	((tab)->autovac_analyze_count)
+#define BGWP_TAB_DEAD_TUPLES(tab)		((tab)->n_dead_tuples)
+#define BGWP_TAB_INS_SINCE_VACUUM(tab)	((tab)->inserts_since_vacuum)
+#define BGWP_TAB_MOD_SINCE_ANALYZE(tab)	((tab)->changes_since_analyze)
 #endif
 
 /* ---------- buffer mapping (visibility map reads) ---------- */

@@ -45,6 +45,7 @@ typedef enum ObserveResult
 	OBSERVE_GONE				/* the process has exited */
 } ObserveResult;
 
+extern int	targets_autovacuum_workers(Oid *dbids, int *pids, int max);
 extern ObserveResult targets_observe(int slot, int pid, TargetObservation *out);
 extern bool targets_read_activity(int slot, int pid, char *buf, int buflen);
 extern int64 targets_completed_count(Oid dbid, Oid relid,
