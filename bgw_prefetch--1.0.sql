@@ -260,10 +260,10 @@ GRANT SELECT ON bgw_prefetch_calibration TO pg_read_all_stats;
 CREATE FUNCTION bgw_prefetch_forecast(
     OUT datid oid,
     OUT relid oid,
-    OUT position integer,
+    OUT ordinal integer,
     OUT relname text,
-    OUT vacuum boolean,
-    OUT analyze boolean,
+    OUT needs_vacuum boolean,
+    OUT needs_analyze boolean,
     OUT wraparound boolean,
     OUT done boolean,
     OUT skip_mode text,

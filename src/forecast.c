@@ -659,6 +659,7 @@ previous_entry(const PreviousForecast *prev, Oid relid)
 {
 	ForecastEntry key;
 
+	memset(&key, 0, sizeof(key));
 	key.relid = relid;
 	return bsearch(&key, prev->entries, prev->n, sizeof(ForecastEntry),
 				   entry_relid_cmp);

@@ -96,15 +96,15 @@ ok( $node->poll_query_until(
 # The four tables, due for VACUUM, in autovacuum's order, and nothing else.
 ok( $node->poll_query_until(
 		'postgres', "
-SELECT string_agg(relname, ',' ORDER BY position)
+SELECT string_agg(relname, ',' ORDER BY ordinal)
   FROM bgw_prefetch_forecast()
- WHERE datid = $fc_oid AND vacuum AND NOT done",
+ WHERE datid = $fc_oid AND needs_vacuum AND NOT done",
 		$expected_order),
 	'the tables due are forecast in pg_class order');
 is( $node->safe_psql(
 		'postgres', "
 SELECT count(*) FILTER (WHERE relid NOT IN ($in_tables)),
-       bool_and(NOT analyze AND NOT wraparound AND skip_mode = 'normal'
+       bool_and(NOT needs_analyze AND NOT wraparound AND skip_mode = 'normal'
                 AND blocks >= 5120 AND io_depth > 0)
   FROM bgw_prefetch_forecast()
  WHERE datid = $fc_oid"),
@@ -140,7 +140,7 @@ SELECT scans >= 1 AND planned_blocks > 0 FROM bgw_prefetch_stats()
 ok( $node->poll_query_until(
 		'postgres', "
 SELECT count(*) = 0 FROM bgw_prefetch_forecast()
- WHERE datid = $fc_oid AND vacuum AND NOT done"),
+ WHERE datid = $fc_oid AND needs_vacuum AND NOT done"),
 	'after the vacuums no table is forecast as due');
 
 # The postgres database has no relation of 4MB: its forecaster left at
