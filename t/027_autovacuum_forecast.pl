@@ -103,13 +103,20 @@ SELECT string_agg(relname, ',' ORDER BY ordinal)
 	'the tables due are forecast in pg_class order');
 is( $node->safe_psql(
 		'postgres', "
-SELECT count(*) FILTER (WHERE relid NOT IN ($in_tables)),
-       bool_and(NOT needs_analyze AND NOT wraparound AND skip_mode = 'normal'
-                AND blocks >= 5120 AND io_depth > 0)
+SELECT count(*) FROM bgw_prefetch_forecast()
+ WHERE datid = $fc_oid AND relid NOT IN ($in_tables)"),
+	'0',
+	'nothing else is forecast');
+for my $t (@tables)
+{
+	is( $node->safe_psql(
+			'postgres', "
+SELECT needs_analyze, wraparound, skip_mode, blocks >= 5120, io_depth > 0
   FROM bgw_prefetch_forecast()
- WHERE datid = $fc_oid"),
-	'0|t',
-	'only the due tables, resolved: not aggressive, their size, a depth');
+ WHERE datid = $fc_oid AND relid = $relid{$t}"),
+		'f|f|normal|t|t',
+		"$t is resolved: no ANALYZE due, not aggressive, its size, a depth");
+}
 is( $node->safe_psql(
 		'fc', "
 SELECT count(*) FROM pg_stat_user_tables
