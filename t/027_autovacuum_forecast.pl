@@ -48,7 +48,8 @@ my $postgres_oid = $node->safe_psql('postgres',
 	"SELECT oid FROM pg_database WHERE datname = 'postgres'");
 
 # Four tables of 5120 blocks (8 rows of 900 bytes a block), frozen and
-# analyzed, then a row updated on 1 % of the pages (51 dead tuples, above
+# analyzed (after the INSERT's counts reached the statistics: else they
+# would arrive after the ANALYZE and make an ANALYZE due), then a row updated on 1 % of the pages (51 dead tuples, above
 # the tables' threshold of 10, below the analyze threshold).  t4 is
 # vacuumed slowly (its own cost delay), so that the monitor certainly sees
 # its scan and asks for it to be resolved.
@@ -63,6 +64,7 @@ for my $t (@tables)
 		'fc', qq{
 CREATE TABLE $t (id int, pad text) WITH (fillfactor = 100, autovacuum_enabled = off);
 INSERT INTO $t SELECT g, repeat('x', 900) FROM generate_series(1, 40960) g;
+SELECT pg_stat_force_next_flush();
 VACUUM (FREEZE, ANALYZE) $t;
 ALTER TABLE $t SET (autovacuum_enabled = on, autovacuum_vacuum_scale_factor = 0,
                     autovacuum_vacuum_threshold = 10$slow);
