@@ -8,6 +8,8 @@ OBJS = \
 	src/monitor.o \
 	src/targets.o \
 	src/resolver.o \
+	src/autovac_rule.o \
+	src/forecast.o \
 	src/vm_reader.o \
 	src/vacuum_plan.o \
 	src/analyze_plan.o \

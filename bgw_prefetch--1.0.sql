@@ -254,3 +254,46 @@ REVOKE ALL ON bgw_prefetch_calibration FROM PUBLIC;
 
 GRANT EXECUTE ON FUNCTION bgw_prefetch_calibration_results() TO pg_read_all_stats;
 GRANT SELECT ON bgw_prefetch_calibration TO pg_read_all_stats;
+
+-- ---------------------------------------------------------------------------
+-- Autovacuum forecast (forecast.c)
+--
+-- The relations each database's forecaster expects autovacuum to process,
+-- in autovacuum's order (at least bgw_prefetch.min_relation_size blocks),
+-- and the forecasters themselves.
+CREATE FUNCTION bgw_prefetch_forecast(
+    OUT datid oid,
+    OUT relid oid,
+    OUT ordinal integer,
+    OUT relname text,
+    OUT needs_vacuum boolean,
+    OUT needs_analyze boolean,
+    OUT wraparound boolean,
+    OUT done boolean,
+    OUT skip_mode text,
+    OUT blocks bigint,
+    OUT io_depth integer
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'bgw_prefetch_forecast'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+CREATE FUNCTION bgw_prefetch_forecasters(
+    OUT datid oid,
+    OUT state text,
+    OUT pid integer,
+    OUT computed_at timestamp with time zone,
+    OUT computations bigint,
+    OUT relations integer,
+    OUT requests_answered bigint,
+    OUT autovacuum_seen timestamp with time zone,
+    OUT last_exit text
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'bgw_prefetch_forecasters'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+REVOKE ALL ON FUNCTION bgw_prefetch_forecast() FROM PUBLIC;
+REVOKE ALL ON FUNCTION bgw_prefetch_forecasters() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION bgw_prefetch_forecast() TO pg_read_all_stats;
+GRANT EXECUTE ON FUNCTION bgw_prefetch_forecasters() TO pg_read_all_stats;

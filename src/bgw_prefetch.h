@@ -128,7 +128,8 @@ extern void stats_get_status(StatsStatus *status);
 #define BGWP_LWLOCK_STATS		0	/* stats.c: membership of the stats hash */
 #define BGWP_LWLOCK_RESOLVER	1	/* resolver.c: request slots */
 #define BGWP_LWLOCK_MONITOR		2	/* monitor.c: published status */
-#define BGWP_NUM_LWLOCKS		3
+#define BGWP_LWLOCK_FORECAST	3	/* forecast.c: forecasters and forecasts */
+#define BGWP_NUM_LWLOCKS		4
 
 /*
  * Largest read the prefetcher issues (adjacent planned blocks are coalesced

@@ -165,6 +165,20 @@ bgwp_release_loop_resources(const char *owner_name)
 /* ---------- cumulative statistics ---------- */
 
 /*
+ * The counts relation_needs_vacanalyze() compares with its thresholds in
+ * PgStat_StatTabEntry (forecast.c), renamed in 16.
+ */
+#if PG_VERSION_NUM >= 160000
+#define BGWP_TAB_DEAD_TUPLES(tab)		((tab)->dead_tuples)
+#define BGWP_TAB_INS_SINCE_VACUUM(tab)	((tab)->ins_since_vacuum)
+#define BGWP_TAB_MOD_SINCE_ANALYZE(tab)	((tab)->mod_since_analyze)
+#else
+#define BGWP_TAB_DEAD_TUPLES(tab)		((tab)->n_dead_tuples)
+#define BGWP_TAB_INS_SINCE_VACUUM(tab)	((tab)->inserts_since_vacuum)
+#define BGWP_TAB_MOD_SINCE_ANALYZE(tab)	((tab)->changes_since_analyze)
+#endif
+
+/*
  * When a table's last VACUUM and ANALYZE, manual or automatic, completed:
  * renamed in 16.  Each is set when the command reports its completion,
  * before it ends its progress reporting.

@@ -29,6 +29,7 @@
 #include "bgw_prefetch.h"
 #include "buffer_loader.h"
 #include "call_hints.h"
+#include "forecast.h"
 #include "resolver.h"
 
 PG_MODULE_MAGIC;
@@ -88,7 +89,8 @@ bgwp_shmem_request(void)
 													  clog_writer_shmem_size()),
 											 add_size(monitor_shmem_size(),
 													  resolver_shmem_size())),
-									loader_shmem_size()));
+									add_size(loader_shmem_size(),
+											 forecast_shmem_size())));
 	RequestNamedLWLockTranche(BGWP_LWLOCK_TRANCHE, BGWP_NUM_LWLOCKS);
 }
 
@@ -107,6 +109,7 @@ bgwp_shmem_startup(void)
 	resolver_shmem_startup();
 	clog_writer_shmem_startup();
 	loader_shmem_startup();
+	forecast_shmem_startup();
 	LWLockRelease(AddinShmemInitLock);
 }
 

@@ -55,6 +55,7 @@
 
 #include "bgw_prefetch.h"
 #include "compat.h"
+#include "forecast.h"
 #include "io_engine.h"
 #include "prefetcher.h"
 #include "resolver.h"
@@ -293,6 +294,9 @@ monitor_iteration(int64 *targets_served)
 		for (int i = 0; i < nstarting; i++)
 			prefetcher_start_announced(&starting[i]);
 		nfound = targets_discover(found, BGWP_MAX_TARGETS, &autovacuum_running);
+		/* forecast.c: a resident resolver where autovacuum works (minimal hook) */
+		if (autovacuum_running)
+			forecast_monitor_step();
 	}
 	for (int i = 0; i < nfound; i++)
 		prefetcher_track(&found[i]);

@@ -96,9 +96,24 @@ typedef struct ResolveRequest
 	bool		autovacuum;
 	int			backend_slot;
 	int			backend_pid;
+	bool		wraparound;		/* known to be an anti-wraparound VACUUM */
+	bool		resident;		/* served by the database's resident
+								 * resolver, not by a worker of its own */
 	Latch	   *requester_latch;	/* the monitor's, set when answered */
 	ResolvedRelation result;
 } ResolveRequest;
+
+/*
+ * A resident resolver (forecast.c's forecaster) registered for its
+ * database: requests for that database are left to it instead of a new
+ * worker.
+ */
+typedef struct ResidentResolver
+{
+	Oid			dbid;			/* InvalidOid: free */
+	int			pid;
+	Latch	   *latch;
+} ResidentResolver;
 
 /*
  * One relation resolved in advance by the backend about to scan it; taken
@@ -125,6 +140,7 @@ typedef struct ResolverShared
 	LWLock	   *lock;
 	ResolveRequest requests[BGWP_MAX_TARGETS];
 	AnnouncedRelation announced[BGWP_MAX_TARGETS];
+	ResidentResolver residents[BGWP_MAX_RESIDENTS];
 } ResolverShared;
 
 /* The options of a VACUUM that change what it reads */
@@ -206,6 +222,7 @@ resolver_start(Oid dbid, Oid relid, PrefetchCommand command, bool autovacuum,
 	int			request = -1;
 	uint32		generation = next_generation++;
 	ResolveRequest *req;
+	Latch	   *resident_latch = NULL;
 	char		name[BGW_MAXLEN];
 
 	LWLockAcquire(resolver_shared->lock, LW_EXCLUSIVE);
@@ -234,7 +251,31 @@ resolver_start(Oid dbid, Oid relid, PrefetchCommand command, bool autovacuum,
 	req->backend_slot = backend_slot;
 	req->backend_pid = backend_pid;
 	req->requester_latch = MyLatch;
+
+	/*
+	 * A resident resolver connected to the database answers within a
+	 * millisecond or so; a new worker takes tens.  The resident gives back
+	 * (fails) the requests it holds when it leaves, under this lock, so a
+	 * request handed to it here is answered one way or the other.
+	 */
+	for (int i = 0; i < BGWP_MAX_RESIDENTS; i++)
+	{
+		ResidentResolver *r = &resolver_shared->residents[i];
+
+		if (r->dbid == dbid && r->latch != NULL)
+		{
+			req->resident = true;
+			resident_latch = r->latch;
+			break;
+		}
+	}
 	LWLockRelease(resolver_shared->lock);
+
+	if (resident_latch != NULL)
+	{
+		SetLatch(resident_latch);
+		return request;
+	}
 
 	snprintf(name, sizeof(name), "bgw_prefetch resolver for relation %u", relid);
 	if (!bgwp_start_dynamic_worker("bgwp_resolver_main", "bgw_prefetch resolver",
@@ -536,9 +577,9 @@ resolve_relation(const ResolveRequest *req, const VacuumOptions *opts,
 
 		if (req->command == PREFETCH_CMD_VACUUM)
 		{
-			bool		wraparound = false;
+			bool		wraparound = req->wraparound;
 
-			if (req->autovacuum)
+			if (req->autovacuum && req->backend_pid != 0 && !wraparound)
 			{
 				char		query[1024];
 
@@ -560,6 +601,44 @@ resolve_relation(const ResolveRequest *req, const VacuumOptions *opts,
 }
 
 /*
+ * Resolve a request in a transaction of its own and answer it (unless the
+ * monitor gave it up meanwhile), waking the monitor.  req is a copy of the
+ * request slot.
+ */
+static void
+answer_request(int request, const ResolveRequest *req)
+{
+	VacuumOptions opts;
+	ResolvedRelation res;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	pgstat_report_activity(STATE_RUNNING, "resolving relation");
+	memset(&opts, 0, sizeof(opts));
+	if (req->command == PREFETCH_CMD_VACUUM && !req->autovacuum)
+	{
+		char		query[1024];
+
+		if (targets_read_activity(req->backend_slot, req->backend_pid,
+								  query, sizeof(query)))
+			parse_vacuum_options(query, &opts);
+	}
+	resolve_relation(req, &opts, &res);
+	CommitTransactionCommand();
+	pgstat_report_activity(STATE_IDLE, NULL);
+
+	LWLockAcquire(resolver_shared->lock, LW_EXCLUSIVE);
+	if (resolver_shared->requests[request].in_use &&
+		resolver_shared->requests[request].generation == req->generation)
+	{
+		resolver_shared->requests[request].result = res;
+		resolver_shared->requests[request].status = RESOLVE_DONE;
+	}
+	LWLockRelease(resolver_shared->lock);
+	SetLatch(req->requester_latch);
+}
+
+/*
  * Entry point of a resolver worker.
  */
 void
@@ -568,8 +647,6 @@ bgwp_resolver_main(Datum main_arg)
 	int			request = DatumGetInt32(main_arg);
 	uint32		generation;
 	ResolveRequest req;
-	VacuumOptions opts;
-	ResolvedRelation res;
 
 	memcpy(&generation, MyBgworkerEntry->bgw_extra, sizeof(generation));
 	pqsignal(SIGTERM, die);
@@ -588,32 +665,145 @@ bgwp_resolver_main(Datum main_arg)
 											  BGWORKER_BYPASS_ALLOWCONN);
 	targets_attach();
 
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	pgstat_report_activity(STATE_RUNNING, "resolving relation");
-	memset(&opts, 0, sizeof(opts));
-	if (req.command == PREFETCH_CMD_VACUUM && !req.autovacuum)
-	{
-		char		query[1024];
+	answer_request(request, &req);
+	proc_exit(0);
+}
 
-		if (targets_read_activity(req.backend_slot, req.backend_pid,
-								  query, sizeof(query)))
-			parse_vacuum_options(query, &opts);
-	}
-	resolve_relation(&req, &opts, &res);
-	CommitTransactionCommand();
-	pgstat_report_activity(STATE_IDLE, NULL);
+/* ---------------- resident resolvers (forecast.c) ---------------- */
+
+/*
+ * Register this process, connected to its database, as the database's
+ * resident resolver: from now on resolver_start() leaves that database's
+ * requests to it (resolver_serve_resident()).  Returns false if the
+ * database has one already or all BGWP_MAX_RESIDENTS are taken.
+ */
+bool
+resolver_resident_attach(void)
+{
+	int			free_slot = -1;
 
 	LWLockAcquire(resolver_shared->lock, LW_EXCLUSIVE);
-	if (resolver_shared->requests[request].in_use &&
-		resolver_shared->requests[request].generation == generation)
+	for (int i = 0; i < BGWP_MAX_RESIDENTS; i++)
 	{
-		resolver_shared->requests[request].result = res;
-		resolver_shared->requests[request].status = RESOLVE_DONE;
+		ResidentResolver *r = &resolver_shared->residents[i];
+
+		if (r->dbid == MyDatabaseId)
+		{
+			LWLockRelease(resolver_shared->lock);
+			return false;
+		}
+		if (!OidIsValid(r->dbid) && free_slot < 0)
+			free_slot = i;
+	}
+	if (free_slot >= 0)
+	{
+		resolver_shared->residents[free_slot].dbid = MyDatabaseId;
+		resolver_shared->residents[free_slot].pid = MyProcPid;
+		resolver_shared->residents[free_slot].latch = MyLatch;
 	}
 	LWLockRelease(resolver_shared->lock);
-	SetLatch(req.requester_latch);
-	proc_exit(0);
+	return free_slot >= 0;
+}
+
+/*
+ * Stop taking requests.  The requests left to this process and not yet
+ * answered are marked failed (the monitor then treats them as a worker that
+ * exited without answering); a caller able to run transactions answers them
+ * first with resolver_serve_resident(), just before detaching.  Safe to call when
+ * not attached, and from a before_shmem_exit callback.
+ */
+void
+resolver_resident_detach(void)
+{
+	Latch	   *wake[BGWP_MAX_TARGETS];
+	int			nwake = 0;
+
+	if (resolver_shared == NULL)
+		return;
+	LWLockAcquire(resolver_shared->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < BGWP_MAX_RESIDENTS; i++)
+	{
+		ResidentResolver *r = &resolver_shared->residents[i];
+
+		if (r->pid == MyProcPid && OidIsValid(r->dbid))
+		{
+			r->dbid = InvalidOid;
+			r->pid = 0;
+			r->latch = NULL;
+		}
+	}
+	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
+	{
+		ResolveRequest *req = &resolver_shared->requests[i];
+
+		if (req->in_use && req->resident && req->dbid == MyDatabaseId &&
+			req->status == RESOLVE_PENDING)
+		{
+			req->status = RESOLVE_FAILED;
+			wake[nwake++] = req->requester_latch;
+		}
+	}
+	LWLockRelease(resolver_shared->lock);
+	for (int i = 0; i < nwake; i++)
+		SetLatch(wake[i]);
+}
+
+/*
+ * Answer the pending requests left to this database's resident resolver,
+ * each in a transaction of its own.  Returns how many were answered.
+ */
+int
+resolver_serve_resident(void)
+{
+	int			served = 0;
+
+	for (;;)
+	{
+		ResolveRequest req;
+		int			request = -1;
+
+		CHECK_FOR_INTERRUPTS();
+		LWLockAcquire(resolver_shared->lock, LW_SHARED);
+		for (int i = 0; i < BGWP_MAX_TARGETS; i++)
+		{
+			ResolveRequest *r = &resolver_shared->requests[i];
+
+			if (r->in_use && r->resident && r->dbid == MyDatabaseId &&
+				r->status == RESOLVE_PENDING)
+			{
+				request = i;
+				req = *r;
+				break;
+			}
+		}
+		LWLockRelease(resolver_shared->lock);
+		if (request < 0)
+			return served;
+		/* a request given up meanwhile is left alone, and not found again */
+		answer_request(request, &req);
+		served++;
+	}
+}
+
+/*
+ * Resolve a relation autovacuum is expected to VACUUM, in the caller's
+ * transaction, as a resolver worker would for an autovacuum worker's scan:
+ * wraparound tells that autovacuum will force it (then it is aggressive).
+ */
+void
+resolver_resolve_autovacuum(Oid relid, bool wraparound, ResolvedRelation *out)
+{
+	ResolveRequest req;
+	VacuumOptions opts;
+
+	memset(&req, 0, sizeof(req));
+	memset(&opts, 0, sizeof(opts));
+	req.dbid = MyDatabaseId;
+	req.relid = relid;
+	req.command = PREFETCH_CMD_VACUUM;
+	req.autovacuum = true;
+	req.wraparound = wraparound;
+	resolve_relation(&req, &opts, out);
 }
 
 /* ---------------- relations announced by the backend about to scan them ---------------- */

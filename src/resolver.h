@@ -78,6 +78,15 @@ extern int	resolver_take_first_scans(AnnouncedScan *out, int max);
 extern bool resolver_take_next_scan(int backend_pid, TimestampTz backend_start,
 									Oid dbid, Oid relid, AnnouncedScan *out);
 
+/* Resident resolvers: one per database, started by forecast.c */
+#define BGWP_MAX_RESIDENTS 8
+
+extern bool resolver_resident_attach(void);
+extern void resolver_resident_detach(void);
+extern int	resolver_serve_resident(void);
+extern void resolver_resolve_autovacuum(Oid relid, bool wraparound,
+										ResolvedRelation *out);
+
 extern PGDLLEXPORT void bgwp_resolver_main(Datum main_arg);
 
 #endif							/* BGWP_RESOLVER_H */

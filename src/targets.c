@@ -182,6 +182,32 @@ targets_discover(TargetObservation *out, int max, bool *autovacuum_running)
 }
 
 /*
+ * Fill dbids[]/pids[] with the autovacuum workers connected to a database
+ * (a worker still starting up has none yet).  Returns how many (at most
+ * max).  For forecast.c, which keeps a resident resolver in the databases
+ * autovacuum works in.
+ */
+int
+targets_autovacuum_workers(Oid *dbids, int *pids, int max)
+{
+	int			n = 0;
+
+	for (int slot = 0; slot < status_slots && n < max; slot++)
+	{
+		PgBackendStatus copy;
+
+		if (!read_slot(slot, &copy) ||
+			copy.st_backendType != B_AUTOVAC_WORKER ||
+			!OidIsValid(copy.st_databaseid))
+			continue;
+		dbids[n] = copy.st_databaseid;
+		pids[n] = copy.st_procpid;
+		n++;
+	}
+	return n;
+}
+
+/*
  * Re-read one known target: is its process still running a watched
  * command, past its scanning phase, done with the command, or gone?
  */

@@ -1,0 +1,1171 @@
+/*-------------------------------------------------------------------------
+ *
+ * forecast.c
+ *	  Resident per-database resolvers that forecast autovacuum's tables.
+ *
+ * Why: the monitor needs a relation's files, tablespace, VACUUM skip mode
+ * and I/O depth before it can prefetch a scan, and only a process connected
+ * to the relation's database can look them up.  A resolver worker started
+ * per scan (resolver.c) takes tens of milliseconds to start, while an
+ * autovacuum of a large table with few dirty pages is over in 40-110 ms: it
+ * is joined late, or not at all.  Autovacuum runs no statement that a hook
+ * could see (a manual VACUUM announces its tables from the utility hook),
+ * but what it will do next is written down: do_autovacuum() lists, in the
+ * physical order of pg_class (tables and materialized views first, TOAST
+ * tables in a second pass), the relations relation_needs_vacanalyze() says
+ * need work, and then processes them in that order, skipping those another
+ * worker is on.  All of that can be computed by anyone connected to the
+ * database, from pg_class, the reloptions and the cumulative statistics.
+ *
+ * So when the monitor sees an autovacuum worker in a database, it makes
+ * sure a "forecaster" runs there: a dynamic background worker connected to
+ * that database that stays while autovacuum works in it, and lingers for
+ * autovacuum_naptime plus a margin after the last worker left, so that it
+ * is still there at autovacuum's next visit.  The forecaster
+ *
+ *	- recomputes autovacuum's list (autovac_rule.c, the transcription of
+ *	  relation_needs_vacanalyze()) when the monitor reports a new autovacuum
+ *	  worker in the database and every FORECAST_PERIOD_MS while autovacuum
+ *	  works there, keeps the relations of at least
+ *	  bgw_prefetch.min_relation_size blocks, resolves them as a resolver
+ *	  worker would for autovacuum (resolver_resolve_autovacuum()) and
+ *	  publishes them here, in shared memory, for forecast_next() and
+ *	  forecast_lookup();
+ *	- registers as its database's resident resolver, so that resolver_start()
+ *	  hands it the requests for that database (a scan that was not forecast)
+ *	  instead of starting a worker: answered within a millisecond or so.
+ *
+ * What it costs: one background worker slot (max_worker_processes) per
+ * database autovacuum works in, while it works there and for the lingering
+ * time after; one short transaction each FORECAST_PERIOD_MS then, reading
+ * pg_class with a heap scan as do_autovacuum() does and the statistics with
+ * stats_fetch_consistency = none.  A database without any relation of at
+ * least bgw_prefetch.min_relation_size gets no forecaster: the first one
+ * sees that and exits at once, and none is started there again for
+ * FORECAST_EMPTY_BACKOFF_MS.
+ *
+ * Locks: the forecaster reads catalogs only, as the syscache does (an
+ * AccessShareLock on pg_class for the scan, which conflicts with nothing but
+ * VACUUM FULL or CLUSTER of pg_class itself), never locks a user relation,
+ * and runs every computation in its own short transaction.  Being connected
+ * to the database is what would get in the way of DROP DATABASE (and of
+ * ALTER DATABASE RENAME / SET TABLESPACE and CREATE DATABASE ... TEMPLATE),
+ * which wait up to 5 seconds for other sessions to leave: they lock the
+ * database object first, so the forecaster tries a conflicting lock on it,
+ * without waiting, at least every FORECAST_IDLE_CHECK_MS, and leaves if it
+ * is not available.  An ERROR in the forecaster is FATAL for it (no error
+ * recovery here): it is logged, the exit callbacks give back its requests
+ * and its slot, and the monitor starts another after FORECAST_ERROR_BACKOFF_MS
+ * at the earliest.
+ *
+ * The forecast is a forecast: a worker's list is computed when the worker
+ * starts, table_recheck_autovac() drops relations that a concurrent worker
+ * finished meanwhile, and a table can cross its threshold after the list
+ * was made.  The prefetcher therefore starts a forecast relation the way it
+ * starts one a manual VACUUM announced: it waits for the scan to show up
+ * with the same relation size before following it (prefetcher.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <sys/stat.h>
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/multixact.h"
+#include "access/reloptions.h"
+#include "access/table.h"
+#include "access/transam.h"
+#include "access/xact.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_database.h"
+#include "catalog/pg_statistic.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/autovacuum.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lock.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+#include "utils/wait_event.h"
+
+#include "autovac_rule.h"
+#include "bgw_prefetch.h"
+#include "compat.h"
+#include "forecast.h"
+#include "resolver.h"
+#include "targets.h"
+
+PG_FUNCTION_INFO_V1(bgw_prefetch_forecast);
+PG_FUNCTION_INFO_V1(bgw_prefetch_forecasters);
+
+/* Databases with a forecaster at once (each is a resident resolver) */
+#define FORECAST_MAX_DATABASES BGWP_MAX_RESIDENTS
+/* Relations published per database, first in autovacuum's order */
+#define FORECAST_MAX_RELATIONS BGWP_MAX_TARGETS
+/* Autovacuum workers remembered per database, to tell a new one */
+#define FORECAST_KNOWN_WORKERS 8
+
+/* Recompute this often while autovacuum works in the database, in ms */
+#define FORECAST_PERIOD_MS 250
+/* Autovacuum "works" in a database seen with a worker this recently, in ms */
+#define FORECAST_ACTIVE_MS 1000
+/* Linger for autovacuum_naptime plus this after the last worker, in ms */
+#define FORECAST_LINGER_MARGIN_MS 5000
+/* While lingering, look for a pending DROP DATABASE this often, in ms */
+#define FORECAST_IDLE_CHECK_MS 500
+/* No forecaster in a database without a large relation for this long, ms */
+#define FORECAST_EMPTY_BACKOFF_MS 60000
+/* After a failed start or a forecaster's ERROR, wait this long, in ms */
+#define FORECAST_ERROR_BACKOFF_MS 10000
+/* Log a failed start at most this often, in ms */
+#define FORECAST_START_LOG_INTERVAL_MS 60000
+/* Resolutions older than this are redone even when nothing changed, in ms */
+#define FORECAST_RESOLVE_MAX_AGE_MS 5000
+
+/* Order key of the second pass (TOAST tables), above any first-pass row */
+#define FORECAST_TOAST_PASS 0x80000000U
+
+typedef enum ForecasterState
+{
+	FORECASTER_NONE,			/* none running */
+	FORECASTER_STARTING,		/* requested from the postmaster */
+	FORECASTER_RUNNING			/* connected, forecasting */
+} ForecasterState;
+
+/* One relation autovacuum is expected to process */
+typedef struct ForecastEntry
+{
+	Oid			relid;
+	uint32		order;			/* pg_class scan position, TOAST pass last */
+	bool		dovacuum;
+	bool		doanalyze;
+	bool		wraparound;
+	bool		done;			/* no longer needs work: processed since */
+	BlockNumber nblocks;		/* file size when computed */
+	TimestampTz resolved_at;
+	ResolvedRelation rel;
+} ForecastEntry;
+
+typedef struct ForecastDatabase
+{
+	Oid			dbid;			/* InvalidOid: slot free */
+	ForecasterState state;
+	uint32		generation;		/* of the forecaster started last */
+	int			pid;
+	Latch	   *latch;
+	TimestampTz last_seen;		/* the monitor saw an autovacuum worker here */
+	TimestampTz retry_after;	/* start no forecaster before */
+	int			known_workers[FORECAST_KNOWN_WORKERS];
+	int			next_known;
+	bool		recompute;		/* a new worker came: recompute at once */
+	char		last_exit[64];	/* why the last forecaster left */
+	/* published by the forecaster */
+	TimestampTz computed_at;
+	int64		computations;
+	int64		requests_answered;	/* resolve requests it served */
+	int			nentries;
+	ForecastEntry entries[FORECAST_MAX_RELATIONS];
+} ForecastDatabase;
+
+typedef struct ForecastShared
+{
+	LWLock	   *lock;
+	uint32		next_generation;
+	ForecastDatabase databases[FORECAST_MAX_DATABASES];
+} ForecastShared;
+
+static ForecastShared *forecast_shared = NULL;
+
+/* Monitor-local: the handles of the forecasters it started, per slot */
+static BackgroundWorkerHandle *forecaster_handles[FORECAST_MAX_DATABASES];
+static uint32 handle_generations[FORECAST_MAX_DATABASES];
+static TimestampTz last_start_fail_log = 0;
+
+/* Forecaster-local */
+static int	my_slot = -1;
+static uint32 my_generation = 0;
+static bool my_exit_clean = false;
+static int	my_exit_backoff_ms = 0;
+static const char *my_exit_reason = "error";
+
+Size
+forecast_shmem_size(void)
+{
+	return MAXALIGN(sizeof(ForecastShared));
+}
+
+void
+forecast_shmem_startup(void)
+{
+	bool		found;
+
+	forecast_shared = ShmemInitStruct("bgw_prefetch forecast",
+									  sizeof(ForecastShared), &found);
+	if (!found)
+	{
+		memset(forecast_shared, 0, sizeof(ForecastShared));
+		forecast_shared->lock =
+			&(GetNamedLWLockTranche(BGWP_LWLOCK_TRANCHE))[BGWP_LWLOCK_FORECAST].lock;
+		forecast_shared->next_generation = 1;
+	}
+}
+
+/* ---------------- monitor side ---------------- */
+
+/*
+ * The slot of dbid; with create, else a free slot or the idle one
+ * autovacuum visited least recently, taken for it.  -1 if none.  The
+ * caller holds the lock (exclusively with create).
+ */
+static int
+database_slot(Oid dbid, bool create)
+{
+	int			victim = -1;
+
+	for (int i = 0; i < FORECAST_MAX_DATABASES; i++)
+		if (forecast_shared->databases[i].dbid == dbid)
+			return i;
+	if (!create)
+		return -1;
+	for (int i = 0; i < FORECAST_MAX_DATABASES; i++)
+	{
+		ForecastDatabase *db = &forecast_shared->databases[i];
+
+		if (!OidIsValid(db->dbid))
+		{
+			victim = i;
+			break;
+		}
+		if (db->state == FORECASTER_NONE &&
+			(victim < 0 ||
+			 db->last_seen < forecast_shared->databases[victim].last_seen))
+			victim = i;
+	}
+	if (victim >= 0)
+	{
+		ForecastDatabase *db = &forecast_shared->databases[victim];
+
+		memset(db, 0, sizeof(*db));
+		db->dbid = dbid;
+	}
+	return victim;
+}
+
+/*
+ * Start the forecaster of a slot.  A failure (no background worker slot
+ * free) is logged now and then, never raised: the monitor must go on.
+ */
+static void
+start_forecaster(int slot, Oid dbid, uint32 generation, TimestampTz now)
+{
+	char		name[BGW_MAXLEN];
+
+	if (forecaster_handles[slot] != NULL)
+	{
+		pfree(forecaster_handles[slot]);
+		forecaster_handles[slot] = NULL;
+	}
+	snprintf(name, sizeof(name), "bgw_prefetch forecaster for database %u", dbid);
+	if (bgwp_start_dynamic_worker("bgwp_forecaster_main", "bgw_prefetch forecaster",
+								  name, slot, generation, MyProcPid,
+								  &forecaster_handles[slot]))
+	{
+		handle_generations[slot] = generation;
+		return;
+	}
+
+	forecaster_handles[slot] = NULL;
+	LWLockAcquire(forecast_shared->lock, LW_EXCLUSIVE);
+	if (forecast_shared->databases[slot].generation == generation)
+	{
+		forecast_shared->databases[slot].state = FORECASTER_NONE;
+		forecast_shared->databases[slot].retry_after =
+			TimestampTzPlusMilliseconds(now, FORECAST_ERROR_BACKOFF_MS);
+		strlcpy(forecast_shared->databases[slot].last_exit,
+				"no background worker slot",
+				sizeof(forecast_shared->databases[slot].last_exit));
+	}
+	LWLockRelease(forecast_shared->lock);
+	if (TimestampDifferenceExceeds(last_start_fail_log, now,
+								   FORECAST_START_LOG_INTERVAL_MS))
+	{
+		ereport(LOG,
+				(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+				 errmsg("bgw_prefetch: no background worker slot free for the autovacuum forecaster of database %u",
+						dbid),
+				 errhint("Consider increasing max_worker_processes (currently %d).",
+						 max_worker_processes)));
+		last_start_fail_log = now;
+	}
+}
+
+/*
+ * The monitor saw autovacuum worker worker_pid in database dbid: make sure
+ * a forecaster runs there, and have it recompute at once if the worker is
+ * new (a new worker builds a new list).
+ */
+void
+forecast_autovacuum_seen(Oid dbid, int worker_pid)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	ForecastDatabase *db;
+	int			slot;
+	bool		new_worker = true;
+	bool		start = false;
+	uint32		generation = 0;
+	Latch	   *latch = NULL;
+
+	if (forecast_shared == NULL || !OidIsValid(dbid))
+		return;
+
+	LWLockAcquire(forecast_shared->lock, LW_EXCLUSIVE);
+	slot = database_slot(dbid, true);
+	if (slot < 0)
+	{
+		LWLockRelease(forecast_shared->lock);
+		return;					/* every slot has a running forecaster */
+	}
+	db = &forecast_shared->databases[slot];
+	db->last_seen = now;
+	for (int i = 0; i < FORECAST_KNOWN_WORKERS; i++)
+	{
+		if (db->known_workers[i] == worker_pid)
+		{
+			new_worker = false;
+			break;
+		}
+	}
+	if (new_worker)
+	{
+		db->known_workers[db->next_known] = worker_pid;
+		db->next_known = (db->next_known + 1) % FORECAST_KNOWN_WORKERS;
+		db->recompute = true;
+	}
+	if (db->state == FORECASTER_NONE && now >= db->retry_after)
+	{
+		db->state = FORECASTER_STARTING;
+		db->generation = forecast_shared->next_generation++;
+		generation = db->generation;
+		start = true;
+	}
+	else if (new_worker && db->state == FORECASTER_RUNNING)
+		latch = db->latch;
+	LWLockRelease(forecast_shared->lock);
+
+	if (start)
+		start_forecaster(slot, dbid, generation, now);
+	else if (latch != NULL)
+		SetLatch(latch);
+}
+
+/*
+ * A forecaster that stopped without saying so (FATAL at connection: the
+ * database was dropped meanwhile) leaves its slot STARTING or RUNNING; give
+ * the slot back, with a pause before the next start.
+ */
+static void
+reap_forecasters(TimestampTz now)
+{
+	for (int slot = 0; slot < FORECAST_MAX_DATABASES; slot++)
+	{
+		pid_t		pid;
+
+		if (forecaster_handles[slot] == NULL ||
+			GetBackgroundWorkerPid(forecaster_handles[slot], &pid) != BGWH_STOPPED)
+			continue;
+		LWLockAcquire(forecast_shared->lock, LW_EXCLUSIVE);
+		if (forecast_shared->databases[slot].generation == handle_generations[slot] &&
+			forecast_shared->databases[slot].state != FORECASTER_NONE)
+		{
+			forecast_shared->databases[slot].state = FORECASTER_NONE;
+			forecast_shared->databases[slot].pid = 0;
+			forecast_shared->databases[slot].latch = NULL;
+			forecast_shared->databases[slot].retry_after =
+				TimestampTzPlusMilliseconds(now, FORECAST_ERROR_BACKOFF_MS);
+			strlcpy(forecast_shared->databases[slot].last_exit,
+					"exited before connecting",
+					sizeof(forecast_shared->databases[slot].last_exit));
+		}
+		LWLockRelease(forecast_shared->lock);
+		pfree(forecaster_handles[slot]);
+		forecaster_handles[slot] = NULL;
+	}
+}
+
+/*
+ * One look of the monitor's: every autovacuum worker connected to a
+ * database keeps (or gets) a forecaster there.
+ */
+void
+forecast_monitor_step(void)
+{
+	Oid			dbids[BGWP_MAX_TARGETS];
+	int			pids[BGWP_MAX_TARGETS];
+	int			n;
+
+	if (forecast_shared == NULL)
+		return;
+	reap_forecasters(GetCurrentTimestamp());
+	n = targets_autovacuum_workers(dbids, pids, BGWP_MAX_TARGETS);
+	for (int i = 0; i < n; i++)
+		forecast_autovacuum_seen(dbids[i], pids[i]);
+}
+
+static bool
+oid_in(Oid relid, const Oid *list, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (list[i] == relid)
+			return true;
+	return false;
+}
+
+bool
+forecast_next(Oid dbid, Oid after_relid, const Oid *busy, int nbusy,
+			  AnnouncedScan *out)
+{
+	ForecastDatabase *db;
+	bool		found = false;
+	int			slot;
+	int			start = 0;
+
+	if (forecast_shared == NULL)
+		return false;
+	LWLockAcquire(forecast_shared->lock, LW_SHARED);
+	slot = database_slot(dbid, false);
+	if (slot < 0)
+	{
+		LWLockRelease(forecast_shared->lock);
+		return false;
+	}
+	db = &forecast_shared->databases[slot];
+	if (OidIsValid(after_relid))
+	{
+		/* done entries stay listed so that "after" them is known */
+		start = -1;
+		for (int i = 0; i < db->nentries; i++)
+		{
+			if (db->entries[i].relid == after_relid)
+			{
+				start = i + 1;
+				break;
+			}
+		}
+	}
+	for (int i = start; start >= 0 && i < db->nentries; i++)
+	{
+		ForecastEntry *e = &db->entries[i];
+
+		if (!e->dovacuum || e->done || e->rel.skip_reason[0] != '\0' ||
+			e->relid == after_relid || oid_in(e->relid, busy, nbusy))
+			continue;
+		memset(out, 0, sizeof(*out));
+		out->backend_slot = -1;
+		out->dbid = dbid;
+		out->relid = e->relid;
+		out->scanned_after = after_relid;
+		out->rel = e->rel;
+		found = true;
+		break;
+	}
+	LWLockRelease(forecast_shared->lock);
+	return found;
+}
+
+bool
+forecast_lookup(Oid dbid, Oid relid, PrefetchCommand command,
+				ResolvedRelation *out)
+{
+	bool		found = false;
+	int			slot;
+
+	if (forecast_shared == NULL)
+		return false;
+	LWLockAcquire(forecast_shared->lock, LW_SHARED);
+	slot = database_slot(dbid, false);
+	for (int i = 0; slot >= 0 && i < forecast_shared->databases[slot].nentries; i++)
+	{
+		ForecastEntry *e = &forecast_shared->databases[slot].entries[i];
+
+		if (e->relid == relid && e->rel.skip_reason[0] == '\0')
+		{
+			*out = e->rel;
+			/* resolved for VACUUM; an ANALYZE has no skip mode */
+			if (command == PREFETCH_CMD_ANALYZE)
+				out->skip_mode = VACUUM_SKIP_NORMAL;
+			found = true;
+			break;
+		}
+	}
+	LWLockRelease(forecast_shared->lock);
+	return found;
+}
+
+/* ---------------- the forecaster ---------------- */
+
+/*
+ * Is DROP DATABASE (or RENAME, SET TABLESPACE, CREATE DATABASE ... TEMPLATE)
+ * waiting for this database's sessions to leave?  They hold a lock on the
+ * database object that conflicts with the RowExclusiveLock every session
+ * takes to connect; try one without waiting.  In a transaction.
+ */
+static bool
+database_wanted_alone(void)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_OBJECT(tag, InvalidOid, DatabaseRelationId, MyDatabaseId, 0);
+	if (BGWP_LOCK_TRY(&tag, RowExclusiveLock) == LOCKACQUIRE_NOT_AVAIL)
+		return true;
+	LockRelease(&tag, RowExclusiveLock, false);
+	return false;
+}
+
+/* The number of blocks of a relation's main fork, by its files; 0 if none */
+static BlockNumber
+file_blocks(Oid spcid, Oid dbid, Oid relfilenode)
+{
+	BgwpRelFile rf;
+	char	   *path;
+	uint64		blocks = 0;
+
+	BGWP_RELFILE_SET(rf, spcid, dbid, relfilenode);
+	path = bgwp_rel_path(rf, MAIN_FORKNUM);
+	for (int segno = 0;; segno++)
+	{
+		struct stat st;
+		char	   *segpath = segno == 0 ? path : psprintf("%s.%d", path, segno);
+		bool		exists = stat(segpath, &st) == 0;
+
+		if (segpath != path)
+			pfree(segpath);
+		if (!exists)
+			break;
+		blocks += st.st_size / BLCKSZ;
+		if (st.st_size < (off_t) RELSEG_SIZE * BLCKSZ)
+			break;
+	}
+	pfree(path);
+	return (BlockNumber) Min(blocks, (uint64) MaxBlockNumber);
+}
+
+static void
+settings_now(AutovacSettings *s)
+{
+	s->vac_thresh = autovacuum_vac_thresh;
+	s->vac_scale = autovacuum_vac_scale;
+	s->vac_ins_thresh = autovacuum_vac_ins_thresh;
+	s->vac_ins_scale = autovacuum_vac_ins_scale;
+#if PG_VERSION_NUM >= 180000
+	s->vac_max_thresh = autovacuum_vac_max_thresh;
+#else
+	s->vac_max_thresh = -1;
+#endif
+	s->anl_thresh = autovacuum_anl_thresh;
+	s->anl_scale = autovacuum_anl_scale;
+	s->freeze_max_age = autovacuum_freeze_max_age;
+	s->multixact_freeze_max_age = MultiXactMemberFreezeThreshold();
+	s->active = AutoVacuumingActive();
+}
+
+/* A pg_class row's autovacuum reloptions, as extract_autovac_opts() reads them */
+static void
+table_options(HeapTuple tuple, TupleDesc pg_class_desc, AutovacTableOptions *o)
+{
+	bytea	   *relopts = extractRelOptions(tuple, pg_class_desc, NULL);
+	AutoVacOpts *av;
+
+	memset(o, 0, sizeof(*o));
+	if (relopts == NULL)
+		return;
+	av = &((StdRdOptions *) relopts)->autovacuum;
+	o->has_options = true;
+	o->enabled = av->enabled;
+	o->vacuum_threshold = av->vacuum_threshold;
+	o->vacuum_scale_factor = av->vacuum_scale_factor;
+	o->vacuum_ins_threshold = av->vacuum_ins_threshold;
+	o->vacuum_ins_scale_factor = av->vacuum_ins_scale_factor;
+#if PG_VERSION_NUM >= 180000
+	o->vacuum_max_threshold = av->vacuum_max_threshold;
+#else
+	o->vacuum_max_threshold = -2;	/* unset */
+#endif
+	o->analyze_threshold = av->analyze_threshold;
+	o->analyze_scale_factor = av->analyze_scale_factor;
+	o->freeze_max_age = av->freeze_max_age;
+	o->multixact_freeze_max_age = av->multixact_freeze_max_age;
+	pfree(relopts);
+}
+
+static void
+table_state(Form_pg_class classForm, AutovacTableState *t)
+{
+	PgStat_StatTabEntry *tab;
+
+	memset(t, 0, sizeof(*t));
+	t->relfrozenxid = classForm->relfrozenxid;
+	t->relminmxid = classForm->relminmxid;
+	t->reltuples = classForm->reltuples;
+	t->relpages = classForm->relpages;
+#if PG_VERSION_NUM >= 180000
+	t->relallfrozen = classForm->relallfrozen;
+#endif
+	t->is_pg_statistic = classForm->oid == StatisticRelationId;
+	/* stats_fetch_consistency = none: a fresh copy, in our context */
+	tab = pgstat_fetch_stat_tabentry_ext(classForm->relisshared, classForm->oid);
+	if (tab != NULL)
+	{
+		t->has_stats = true;
+		t->dead_tuples = BGWP_TAB_DEAD_TUPLES(tab);
+		t->ins_since_vacuum = BGWP_TAB_INS_SINCE_VACUUM(tab);
+		t->mod_since_analyze = BGWP_TAB_MOD_SINCE_ANALYZE(tab);
+		pfree(tab);
+	}
+}
+
+/* What the last computation published, to carry forward */
+typedef struct PreviousForecast
+{
+	int			n;
+	ForecastEntry *entries;		/* sorted by relid */
+} PreviousForecast;
+
+static int
+entry_relid_cmp(const void *a, const void *b)
+{
+	Oid			x = ((const ForecastEntry *) a)->relid;
+	Oid			y = ((const ForecastEntry *) b)->relid;
+
+	return x < y ? -1 : x > y ? 1 : 0;
+}
+
+static ForecastEntry *
+previous_entry(const PreviousForecast *prev, Oid relid)
+{
+	ForecastEntry key;
+
+	memset(&key, 0, sizeof(key));
+	key.relid = relid;
+	return bsearch(&key, prev->entries, prev->n, sizeof(ForecastEntry),
+				   entry_relid_cmp);
+}
+
+/* The toast relid -> main table options map of do_autovacuum() */
+typedef struct ToastOptions
+{
+	Oid			toastrelid;
+	AutovacTableOptions options;
+} ToastOptions;
+
+/*
+ * Consider one pg_class row in autovacuum's order; adds it to entries[] if
+ * autovacuum will process it and it is large enough.  Returns true if the
+ * relation is at least bgw_prefetch.min_relation_size, needed or not.
+ */
+static bool
+consider_relation(HeapTuple tuple, const AutovacTableOptions *opts,
+				  const AutovacSettings *settings, uint32 order,
+				  bool toast_pass, bool full, TimestampTz now,
+				  const PreviousForecast *prev, ForecastEntry *entries,
+				  int *nentries)
+{
+	Form_pg_class classForm = (Form_pg_class) GETSTRUCT(tuple);
+	AutovacTableState state;
+	AutovacDecision decision;
+	ForecastEntry *old = previous_entry(prev, classForm->oid);
+	ForecastEntry *e;
+	BlockNumber nblocks = classForm->relpages > 0 ? classForm->relpages : 0;
+	bool		large = nblocks >= (BlockNumber) bgwp_min_relation_size;
+	Oid			spcid;
+
+	table_state(classForm, &state);
+	autovac_needs_vacanalyze(settings, opts, &state, ReadNextTransactionId(),
+							 ReadNextMultiXactId(), &decision);
+	if (toast_pass)
+		decision.doanalyze = false; /* autovacuum ignores it for TOAST */
+	if (!decision.dovacuum && !decision.doanalyze && old == NULL)
+		return large;
+
+	/*
+	 * relpages is as of the last VACUUM or ANALYZE; the files say what the
+	 * scan will see.  Mapped catalogs (no relfilenode) are small, left out.
+	 */
+	if (!OidIsValid(classForm->relfilenode))
+		return large;
+	spcid = OidIsValid(classForm->reltablespace) ? classForm->reltablespace :
+		MyDatabaseTableSpace;
+	nblocks = file_blocks(spcid, classForm->relisshared ? InvalidOid : MyDatabaseId,
+						  classForm->relfilenode);
+	large = large || nblocks >= (BlockNumber) bgwp_min_relation_size;
+	if (nblocks < (BlockNumber) bgwp_min_relation_size ||
+		*nentries >= FORECAST_MAX_RELATIONS)
+		return large;
+
+	e = &entries[(*nentries)++];
+	memset(e, 0, sizeof(*e));
+	e->relid = classForm->oid;
+	e->order = order;
+	e->dovacuum = decision.dovacuum;
+	e->doanalyze = decision.doanalyze;
+	e->wraparound = decision.wraparound;
+	e->done = !decision.dovacuum && !decision.doanalyze;
+	e->nblocks = nblocks;
+
+	/*
+	 * Resolve again only what may have changed: a new autovacuum worker
+	 * (full), new files, another wraparound verdict, or an old answer (the
+	 * skip mode follows the xid counter).
+	 */
+	if (old != NULL && !full && old->rel.relfilenode == classForm->relfilenode &&
+		old->rel.spcnode == spcid && old->wraparound == e->wraparound &&
+		!TimestampDifferenceExceeds(old->resolved_at, now,
+									FORECAST_RESOLVE_MAX_AGE_MS))
+	{
+		e->rel = old->rel;
+		e->resolved_at = old->resolved_at;
+	}
+	else
+	{
+		resolver_resolve_autovacuum(e->relid, e->wraparound, &e->rel);
+		e->resolved_at = now;
+	}
+	return true;
+}
+
+/*
+ * Compute autovacuum's list for this database, as do_autovacuum() does,
+ * and publish its large relations.  Returns false if the database has no
+ * relation of at least bgw_prefetch.min_relation_size (or is wanted alone).
+ */
+static bool
+compute_forecast(bool full, bool *wanted_alone)
+{
+	ForecastDatabase *db = &forecast_shared->databases[my_slot];
+	TimestampTz now = GetCurrentTimestamp();
+	AutovacSettings settings;
+	PreviousForecast prev;
+	ForecastEntry *entries;
+	int			nentries = 0;
+	bool		any_large = false;
+	Relation	classRel;
+	TupleDesc	desc;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	HTAB	   *toast_map;
+	HASHCTL		ctl;
+	uint32		order = 0;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	pgstat_report_activity(STATE_RUNNING, "forecasting autovacuum");
+	*wanted_alone = database_wanted_alone();
+	if (*wanted_alone)
+	{
+		CommitTransactionCommand();
+		return false;
+	}
+
+	/* the statistics as they are now, not as first read in this process */
+	pgstat_clear_snapshot();
+	settings_now(&settings);
+
+	prev.entries = palloc(sizeof(ForecastEntry) * FORECAST_MAX_RELATIONS);
+	LWLockAcquire(forecast_shared->lock, LW_SHARED);
+	prev.n = db->nentries;
+	memcpy(prev.entries, db->entries, sizeof(ForecastEntry) * prev.n);
+	LWLockRelease(forecast_shared->lock);
+	qsort(prev.entries, prev.n, sizeof(ForecastEntry), entry_relid_cmp);
+	entries = palloc(sizeof(ForecastEntry) * FORECAST_MAX_RELATIONS);
+
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(Oid);
+	ctl.entrysize = sizeof(ToastOptions);
+	ctl.hcxt = CurrentMemoryContext;
+	toast_map = hash_create("bgw_prefetch forecast TOAST map", 256, &ctl,
+							HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+
+	/*
+	 * do_autovacuum() scans pg_class in physical order, twice: tables and
+	 * materialized views, then TOAST tables (with their table's options if
+	 * they have none).  Temporary tables are never processed.
+	 */
+	classRel = table_open(RelationRelationId, AccessShareLock);
+	desc = RelationGetDescr(classRel);
+	scan = systable_beginscan(classRel, InvalidOid, false, NULL, 0, NULL);
+	while ((tuple = systable_getnext(scan)) != NULL)
+	{
+		Form_pg_class classForm = (Form_pg_class) GETSTRUCT(tuple);
+		AutovacTableOptions opts;
+
+		order++;
+		if ((classForm->relkind != RELKIND_RELATION &&
+			 classForm->relkind != RELKIND_MATVIEW) ||
+			classForm->relpersistence == RELPERSISTENCE_TEMP)
+			continue;
+		CHECK_FOR_INTERRUPTS();
+		table_options(tuple, desc, &opts);
+		if (consider_relation(tuple, &opts, &settings, order, false, full, now,
+							  &prev, entries, &nentries))
+			any_large = true;
+		if (OidIsValid(classForm->reltoastrelid) && opts.has_options)
+		{
+			ToastOptions *t = hash_search(toast_map, &classForm->reltoastrelid,
+										  HASH_ENTER, NULL);
+
+			t->options = opts;
+		}
+	}
+	systable_endscan(scan);
+
+	order = FORECAST_TOAST_PASS;
+	scan = systable_beginscan(classRel, InvalidOid, false, NULL, 0, NULL);
+	while ((tuple = systable_getnext(scan)) != NULL)
+	{
+		Form_pg_class classForm = (Form_pg_class) GETSTRUCT(tuple);
+		AutovacTableOptions opts;
+
+		order++;
+		if (classForm->relkind != RELKIND_TOASTVALUE ||
+			classForm->relpersistence == RELPERSISTENCE_TEMP)
+			continue;
+		CHECK_FOR_INTERRUPTS();
+		table_options(tuple, desc, &opts);
+		if (!opts.has_options)
+		{
+			ToastOptions *t = hash_search(toast_map, &classForm->oid,
+										  HASH_FIND, NULL);
+
+			if (t != NULL)
+				opts = t->options;
+		}
+		if (consider_relation(tuple, &opts, &settings, order, true, full, now,
+							  &prev, entries, &nentries))
+			any_large = true;
+	}
+	systable_endscan(scan);
+	table_close(classRel, AccessShareLock);
+
+	LWLockAcquire(forecast_shared->lock, LW_EXCLUSIVE);
+	if (db->generation == my_generation)
+	{
+		db->nentries = nentries;
+		memcpy(db->entries, entries, sizeof(ForecastEntry) * nentries);
+		db->computed_at = now;
+		db->computations++;
+	}
+	LWLockRelease(forecast_shared->lock);
+
+	CommitTransactionCommand();
+	pgstat_report_activity(STATE_IDLE, NULL);
+	return any_large;
+}
+
+/* In a short transaction of its own: is the database wanted alone? */
+static bool
+check_wanted_alone(void)
+{
+	bool		alone;
+
+	StartTransactionCommand();
+	alone = database_wanted_alone();
+	CommitTransactionCommand();
+	return alone;
+}
+
+static int
+answer_requests(void)
+{
+	int			n = resolver_serve_resident();
+
+	if (n > 0)
+	{
+		LWLockAcquire(forecast_shared->lock, LW_EXCLUSIVE);
+		if (forecast_shared->databases[my_slot].generation == my_generation)
+			forecast_shared->databases[my_slot].requests_answered += n;
+		LWLockRelease(forecast_shared->lock);
+	}
+	return n;
+}
+
+/*
+ * Leaving, one way or another (also after an ERROR, which is FATAL here):
+ * no more requests come to this process, and its slot says when the next
+ * forecaster may start.
+ */
+static void
+forecaster_exit(int code, Datum arg)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	ForecastDatabase *db = &forecast_shared->databases[my_slot];
+
+	resolver_resident_detach();
+	LWLockAcquire(forecast_shared->lock, LW_EXCLUSIVE);
+	if (db->generation == my_generation)
+	{
+		db->state = FORECASTER_NONE;
+		db->pid = 0;
+		db->latch = NULL;
+		db->nentries = 0;
+		db->retry_after = TimestampTzPlusMilliseconds(now, my_exit_clean ?
+													  my_exit_backoff_ms :
+													  FORECAST_ERROR_BACKOFF_MS);
+		strlcpy(db->last_exit, my_exit_clean ? my_exit_reason : "error",
+				sizeof(db->last_exit));
+	}
+	LWLockRelease(forecast_shared->lock);
+}
+
+/*
+ * Entry point of a forecaster: main_arg is its slot, bgw_extra its
+ * generation.
+ */
+void
+bgwp_forecaster_main(Datum main_arg)
+{
+	ForecastDatabase *db;
+	Oid			dbid;
+	TimestampTz next_compute = 0;
+
+	my_slot = DatumGetInt32(main_arg);
+	memcpy(&my_generation, MyBgworkerEntry->bgw_extra, sizeof(my_generation));
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+
+	if (my_slot < 0 || my_slot >= FORECAST_MAX_DATABASES)
+		proc_exit(1);
+	db = &forecast_shared->databases[my_slot];
+	LWLockAcquire(forecast_shared->lock, LW_SHARED);
+	dbid = db->dbid;
+	if (db->generation != my_generation || db->state != FORECASTER_STARTING)
+		dbid = InvalidOid;
+	LWLockRelease(forecast_shared->lock);
+	if (!OidIsValid(dbid))
+		proc_exit(0);			/* superseded before it started */
+
+	/* autovacuum also works in databases that do not allow connections */
+	BackgroundWorkerInitializeConnectionByOid(dbid, InvalidOid,
+											  BGWORKER_BYPASS_ALLOWCONN);
+	pgstat_report_appname("bgw_prefetch forecaster");
+	targets_attach();
+	/* relation_needs_vacanalyze() on current counts, not a cached snapshot */
+	SetConfigOption("stats_fetch_consistency", "none", PGC_SUSET, PGC_S_OVERRIDE);
+
+	before_shmem_exit(forecaster_exit, (Datum) 0);
+	LWLockAcquire(forecast_shared->lock, LW_EXCLUSIVE);
+	if (db->generation != my_generation)
+	{
+		LWLockRelease(forecast_shared->lock);
+		my_exit_clean = true;
+		proc_exit(0);
+	}
+	db->state = FORECASTER_RUNNING;
+	db->pid = MyProcPid;
+	db->latch = MyLatch;
+	db->recompute = true;
+	LWLockRelease(forecast_shared->lock);
+
+	/* a resident resolver of the same database still leaving: forecast only */
+	if (!resolver_resident_attach())
+		ereport(DEBUG1,
+				(errmsg_internal("bgw_prefetch: forecaster of database %u does not answer resolve requests",
+								 dbid)));
+
+	for (;;)
+	{
+		TimestampTz now;
+		TimestampTz last_seen;
+		bool		recompute;
+		bool		active;
+		long		timeout;
+
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+
+		/* a scan waits for these: first */
+		(void) answer_requests();
+
+		LWLockAcquire(forecast_shared->lock, LW_EXCLUSIVE);
+		recompute = db->recompute;
+		db->recompute = false;
+		last_seen = db->last_seen;
+		LWLockRelease(forecast_shared->lock);
+
+		now = GetCurrentTimestamp();
+		active = !TimestampDifferenceExceeds(last_seen, now, FORECAST_ACTIVE_MS);
+		if (recompute || (active && now >= next_compute))
+		{
+			bool		wanted_alone;
+
+			if (!compute_forecast(recompute, &wanted_alone))
+			{
+				my_exit_reason = wanted_alone ? "database wanted alone" :
+					"no relation of min_relation_size";
+				my_exit_backoff_ms = wanted_alone ? FORECAST_ERROR_BACKOFF_MS :
+					FORECAST_EMPTY_BACKOFF_MS;
+				break;
+			}
+			next_compute = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+													   FORECAST_PERIOD_MS);
+			continue;			/* requests may have come meanwhile */
+		}
+		if (TimestampDifferenceExceeds(last_seen, now,
+									   autovacuum_naptime * 1000L +
+									   FORECAST_LINGER_MARGIN_MS))
+		{
+			my_exit_reason = "autovacuum idle";
+			my_exit_backoff_ms = 0;
+			break;
+		}
+		if (!active && check_wanted_alone())
+		{
+			my_exit_reason = "database wanted alone";
+			my_exit_backoff_ms = FORECAST_ERROR_BACKOFF_MS;
+			break;
+		}
+
+		if (active)
+		{
+			long		secs;
+			int			usecs;
+
+			TimestampDifference(now, next_compute, &secs, &usecs);
+			timeout = Max(1, secs * 1000 + usecs / 1000);
+		}
+		else
+			timeout = FORECAST_IDLE_CHECK_MS;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 timeout, PG_WAIT_EXTENSION);
+	}
+
+	/* answer what came in the meantime, then take no more */
+	(void) answer_requests();
+	my_exit_clean = true;
+	ereport(DEBUG1,
+			(errmsg_internal("bgw_prefetch: forecaster of database %u exits: %s",
+							 dbid, my_exit_reason)));
+	proc_exit(0);
+}
+
+/* ---------------- SQL functions ---------------- */
+
+/*
+ * bgw_prefetch_forecast(): the relations published, per database, in
+ * autovacuum's expected order.
+ */
+Datum
+bgw_prefetch_forecast(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ForecastDatabase *copy;
+
+	bgwp_require_preload();
+	InitMaterializedSRF(fcinfo, 0);
+
+	copy = palloc(sizeof(ForecastDatabase));
+	for (int slot = 0; slot < FORECAST_MAX_DATABASES; slot++)
+	{
+		LWLockAcquire(forecast_shared->lock, LW_SHARED);
+		memcpy(copy, &forecast_shared->databases[slot], sizeof(ForecastDatabase));
+		LWLockRelease(forecast_shared->lock);
+		if (!OidIsValid(copy->dbid))
+			continue;
+		for (int i = 0; i < copy->nentries; i++)
+		{
+			ForecastEntry *e = &copy->entries[i];
+			Datum		values[11];
+			bool		nulls[11];
+			int			c = 0;
+
+			memset(nulls, 0, sizeof(nulls));
+			values[c++] = ObjectIdGetDatum(copy->dbid);
+			values[c++] = ObjectIdGetDatum(e->relid);
+			values[c++] = Int32GetDatum(i + 1);
+			values[c++] = CStringGetTextDatum(e->rel.relname);
+			values[c++] = BoolGetDatum(e->dovacuum);
+			values[c++] = BoolGetDatum(e->doanalyze);
+			values[c++] = BoolGetDatum(e->wraparound);
+			values[c++] = BoolGetDatum(e->done);
+			values[c++] = CStringGetTextDatum(e->rel.skip_mode == VACUUM_SKIP_AGGRESSIVE ?
+											  "aggressive" : "normal");
+			values[c++] = Int64GetDatum((int64) e->nblocks);
+			values[c++] = Int32GetDatum(e->rel.io_depth);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+	}
+	pfree(copy);
+	return (Datum) 0;
+}
+
+/*
+ * bgw_prefetch_forecasters(): one row per database slot in use.
+ */
+Datum
+bgw_prefetch_forecasters(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	bgwp_require_preload();
+	InitMaterializedSRF(fcinfo, 0);
+
+	for (int slot = 0; slot < FORECAST_MAX_DATABASES; slot++)
+	{
+		ForecastDatabase *db = &forecast_shared->databases[slot];
+		Datum		values[9];
+		bool		nulls[9];
+		int			c = 0;
+		static const char *const state_names[] = {"none", "starting", "running"};
+
+		memset(nulls, 0, sizeof(nulls));
+		LWLockAcquire(forecast_shared->lock, LW_SHARED);
+		if (!OidIsValid(db->dbid))
+		{
+			LWLockRelease(forecast_shared->lock);
+			continue;
+		}
+		values[c++] = ObjectIdGetDatum(db->dbid);
+		values[c++] = CStringGetTextDatum(state_names[db->state]);
+		if (db->pid != 0)
+			values[c++] = Int32GetDatum(db->pid);
+		else
+			nulls[c++] = true;
+		if (db->computed_at != 0)
+			values[c++] = TimestampTzGetDatum(db->computed_at);
+		else
+			nulls[c++] = true;
+		values[c++] = Int64GetDatum(db->computations);
+		values[c++] = Int32GetDatum(db->nentries);
+		values[c++] = Int64GetDatum(db->requests_answered);
+		if (db->last_seen != 0)
+			values[c++] = TimestampTzGetDatum(db->last_seen);
+		else
+			nulls[c++] = true;
+		if (db->last_exit[0] != '\0')
+			values[c++] = CStringGetTextDatum(db->last_exit);
+		else
+			nulls[c++] = true;
+		LWLockRelease(forecast_shared->lock);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}

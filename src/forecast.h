@@ -1,0 +1,42 @@
+/*-------------------------------------------------------------------------
+ *
+ * forecast.h
+ *	  Resident per-database resolvers that forecast autovacuum's tables.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BGWP_FORECAST_H
+#define BGWP_FORECAST_H
+
+#include "bgw_prefetch.h"
+#include "resolver.h"
+
+extern Size forecast_shmem_size(void);
+extern void forecast_shmem_startup(void);
+
+/*
+ * Monitor side.  forecast_monitor_step() looks for autovacuum workers and
+ * calls forecast_autovacuum_seen() for each; a monitor that has found them
+ * otherwise may call the latter itself.  Both are cheap when nothing
+ * changed, and never raise an ERROR for a worker that cannot be started.
+ */
+extern void forecast_monitor_step(void);
+extern void forecast_autovacuum_seen(Oid dbid, int worker_pid);
+
+/*
+ * The relation autovacuum will most likely VACUUM next in dbid, after
+ * after_relid (InvalidOid: its first), other than the busy[] ones (other
+ * workers are on them): out is filled for start_announced_target(), with
+ * scanned_after = after_relid; its backend fields (slot, pid, start) are
+ * left -1/0/0 for the caller, who knows which worker it expects to scan it.
+ */
+extern bool forecast_next(Oid dbid, Oid after_relid, const Oid *busy,
+						  int nbusy, AnnouncedScan *out);
+
+/* The forecaster's resolution of a relation, if it has one */
+extern bool forecast_lookup(Oid dbid, Oid relid, PrefetchCommand command,
+							ResolvedRelation *out);
+
+extern PGDLLEXPORT void bgwp_forecaster_main(Datum main_arg);
+
+#endif							/* BGWP_FORECAST_H */
