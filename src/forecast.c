@@ -122,6 +122,8 @@ PG_FUNCTION_INFO_V1(bgw_prefetch_forecasters);
 
 /* Recompute this often while autovacuum works in the database, in ms */
 #define FORECAST_PERIOD_MS 250
+/* Recompute period while only clients are connected, in ms */
+#define FORECAST_IDLE_PERIOD_MS 2000
 /* Autovacuum "works" in a database seen with a worker this recently, in ms */
 #define FORECAST_ACTIVE_MS 1000
 /* Linger for autovacuum_naptime plus this after the last worker, in ms */
@@ -169,6 +171,7 @@ typedef struct ForecastDatabase
 	int			pid;
 	Latch	   *latch;
 	TimestampTz last_seen;		/* the monitor saw an autovacuum worker here */
+	TimestampTz last_in_use;	/* ... or a client backend */
 	TimestampTz retry_after;	/* start no forecaster before */
 	int			known_workers[FORECAST_KNOWN_WORKERS];
 	int			next_known;
@@ -374,6 +377,71 @@ forecast_autovacuum_seen(Oid dbid, int worker_pid)
 }
 
 /*
+ * The monitor saw client backends connected to dbid: keep (or start) a
+ * forecaster there, so that the forecast is ready before autovacuum's next
+ * visit -- an autovacuum of a large table with few dirty pages is over
+ * before a forecaster started on its arrival could tell anything.  The
+ * forecaster recomputes every FORECAST_IDLE_PERIOD_MS then.
+ */
+void
+forecast_database_in_use(Oid dbid)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	ForecastDatabase *db;
+	int			slot;
+	bool		start = false;
+	uint32		generation = 0;
+
+	if (forecast_shared == NULL || !OidIsValid(dbid))
+		return;
+	LWLockAcquire(forecast_shared->lock, LW_EXCLUSIVE);
+	slot = database_slot(dbid, true);
+	if (slot < 0)
+	{
+		LWLockRelease(forecast_shared->lock);
+		return;
+	}
+	db = &forecast_shared->databases[slot];
+	db->last_in_use = now;
+	if (db->state == FORECASTER_NONE && now >= db->retry_after)
+	{
+		db->state = FORECASTER_STARTING;
+		db->generation = forecast_shared->next_generation++;
+		generation = db->generation;
+		start = true;
+	}
+	LWLockRelease(forecast_shared->lock);
+	if (start)
+		start_forecaster(slot, dbid, generation, now);
+}
+
+/*
+ * Does any forecast hold a relation autovacuum is to vacuum?  Then its
+ * worker may come at any moment, and the monitor looks for it closely.
+ */
+bool
+forecast_pending(void)
+{
+	bool		pending = false;
+
+	if (forecast_shared == NULL)
+		return false;
+	LWLockAcquire(forecast_shared->lock, LW_SHARED);
+	for (int d = 0; d < FORECAST_MAX_DATABASES && !pending; d++)
+	{
+		ForecastDatabase *db = &forecast_shared->databases[d];
+
+		if (db->state != FORECASTER_RUNNING)
+			continue;
+		for (int i = 0; i < db->nentries && !pending; i++)
+			pending = db->entries[i].dovacuum && !db->entries[i].done &&
+				db->entries[i].rel.skip_reason[0] == '\0';
+	}
+	LWLockRelease(forecast_shared->lock);
+	return pending;
+}
+
+/*
  * A forecaster that stopped without saying so (FATAL at connection: the
  * database was dropped meanwhile) leaves its slot STARTING or RUNNING; give
  * the slot back, with a pause before the next start.
@@ -409,21 +477,17 @@ reap_forecasters(TimestampTz now)
 
 /*
  * One look of the monitor's: every autovacuum worker connected to a
- * database keeps (or gets) a forecaster there.
+ * database (workers[], from targets_autovacuum_workers()) keeps (or gets) a
+ * forecaster there.
  */
 void
-forecast_monitor_step(void)
+forecast_monitor_step(const TargetObservation *workers, int nworkers)
 {
-	Oid			dbids[BGWP_MAX_TARGETS];
-	int			pids[BGWP_MAX_TARGETS];
-	int			n;
-
 	if (forecast_shared == NULL)
 		return;
 	reap_forecasters(GetCurrentTimestamp());
-	n = targets_autovacuum_workers(dbids, pids, BGWP_MAX_TARGETS);
-	for (int i = 0; i < n; i++)
-		forecast_autovacuum_seen(dbids[i], pids[i]);
+	for (int i = 0; i < nworkers; i++)
+		forecast_autovacuum_seen(workers[i].dbid, workers[i].pid);
 }
 
 static bool
@@ -990,8 +1054,10 @@ bgwp_forecaster_main(Datum main_arg)
 	{
 		TimestampTz now;
 		TimestampTz last_seen;
+		TimestampTz last_in_use;
 		bool		recompute;
 		bool		active;
+		bool		in_use;
 		long		timeout;
 
 		ResetLatch(MyLatch);
@@ -1009,11 +1075,13 @@ bgwp_forecaster_main(Datum main_arg)
 		recompute = db->recompute;
 		db->recompute = false;
 		last_seen = db->last_seen;
+		last_in_use = db->last_in_use;
 		LWLockRelease(forecast_shared->lock);
 
 		now = GetCurrentTimestamp();
 		active = !TimestampDifferenceExceeds(last_seen, now, FORECAST_ACTIVE_MS);
-		if (recompute || (active && now >= next_compute))
+		in_use = !TimestampDifferenceExceeds(last_in_use, now, FORECAST_ACTIVE_MS);
+		if (recompute || ((active || in_use) && now >= next_compute))
 		{
 			bool		wanted_alone;
 
@@ -1026,10 +1094,11 @@ bgwp_forecaster_main(Datum main_arg)
 				break;
 			}
 			next_compute = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-													   FORECAST_PERIOD_MS);
+													   active ? FORECAST_PERIOD_MS :
+													   FORECAST_IDLE_PERIOD_MS);
 			continue;			/* requests may have come meanwhile */
 		}
-		if (TimestampDifferenceExceeds(last_seen, now,
+		if (TimestampDifferenceExceeds(Max(last_seen, last_in_use), now,
 									   autovacuum_naptime * 1000L +
 									   FORECAST_LINGER_MARGIN_MS))
 		{
@@ -1044,7 +1113,7 @@ bgwp_forecaster_main(Datum main_arg)
 			break;
 		}
 
-		if (active)
+		if (active || in_use)
 		{
 			long		secs;
 			int			usecs;

@@ -10,18 +10,21 @@
 
 #include "bgw_prefetch.h"
 #include "resolver.h"
+#include "targets.h"
 
 extern Size forecast_shmem_size(void);
 extern void forecast_shmem_startup(void);
 
 /*
- * Monitor side.  forecast_monitor_step() looks for autovacuum workers and
- * calls forecast_autovacuum_seen() for each; a monitor that has found them
- * otherwise may call the latter itself.  Both are cheap when nothing
+ * Monitor side.  forecast_monitor_step() calls forecast_autovacuum_seen()
+ * for each autovacuum worker the monitor found.  Both are cheap when nothing
  * changed, and never raise an ERROR for a worker that cannot be started.
  */
-extern void forecast_monitor_step(void);
+extern void forecast_monitor_step(const TargetObservation *workers,
+								  int nworkers);
 extern void forecast_autovacuum_seen(Oid dbid, int worker_pid);
+extern void forecast_database_in_use(Oid dbid);
+extern bool forecast_pending(void);
 
 /*
  * The relation autovacuum will most likely VACUUM next in dbid, after

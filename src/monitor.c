@@ -70,6 +70,8 @@ PG_FUNCTION_INFO_V1(bgw_prefetch_status);
 #define SAMPLE_INTERVAL_MS 1
 /* After a scan is announced, poll at ACTIVE_POLL_MS for this long, in ms. */
 #define ANNOUNCED_POLL_WINDOW_MS 2000
+/* How often the databases clients use are looked for, in ms. */
+#define DATABASES_POLL_MS 1000
 /* Pause after an error before the loop goes on, in ms. */
 #define ERROR_PAUSE_MS 1000
 /* The monitor's resource owner, renewed after an error (compat.h) */
@@ -276,6 +278,8 @@ monitor_iteration(int64 *targets_served)
 {
 	TargetObservation found[BGWP_MAX_TARGETS];
 	AnnouncedScan starting[BGWP_MAX_TARGETS];
+	TargetObservation workers[BGWP_MAX_TARGETS];
+	int			nworkers = 0;
 	int			nfound = 0;
 	int			nstarting = 0;
 	bool		autovacuum_running = false;
@@ -294,16 +298,58 @@ monitor_iteration(int64 *targets_served)
 		for (int i = 0; i < nstarting; i++)
 			prefetcher_start_announced(&starting[i]);
 		nfound = targets_discover(found, BGWP_MAX_TARGETS, &autovacuum_running);
-		/* forecast.c: a resident resolver where autovacuum works (minimal hook) */
 		if (autovacuum_running)
-			forecast_monitor_step();
+		{
+			nworkers = targets_autovacuum_workers(workers, BGWP_MAX_TARGETS);
+			forecast_monitor_step(workers, nworkers);
+		}
 	}
 	for (int i = 0; i < nfound; i++)
 		prefetcher_track(&found[i]);
+	prefetcher_forecast(workers, nworkers);
 	prefetcher_step();
 	*targets_served += prefetcher_take_started();
 	publish_state(*targets_served);
 	return prefetcher_active_targets() > 0 || autovacuum_running;
+}
+
+/*
+ * Every database client backends are connected to keeps a forecaster
+ * (forecast.c), so that autovacuum's next visit is forecast before it
+ * comes.
+ */
+static void
+keep_forecasters(void)
+{
+	Oid			dbids[BGWP_MAX_TARGETS];
+	int			n;
+
+	if (!bgwp_enabled)
+		return;
+	n = targets_connected_databases(dbids, BGWP_MAX_TARGETS);
+	for (int i = 0; i < n; i++)
+		forecast_database_in_use(dbids[i]);
+}
+
+/*
+ * While a forecast holds a relation autovacuum is to vacuum, look between
+ * steps for the worker that will: the relation is then counted and read
+ * from block 0 before the worker has started on it (prefetcher_forecast()).
+ * Returns true if a target was started.
+ */
+static bool
+watch_autovacuum_arrivals(void)
+{
+	TargetObservation workers[BGWP_MAX_TARGETS];
+	int			nworkers;
+
+	if (!bgwp_enabled)
+		return false;
+	nworkers = targets_autovacuum_workers(workers, BGWP_MAX_TARGETS);
+	if (nworkers == 0)
+		return false;
+	forecast_monitor_step(workers, nworkers);
+	return prefetcher_forecast(workers, nworkers) > 0;
 }
 
 /*
@@ -320,6 +366,8 @@ bgwp_monitor_main(Datum main_arg)
 	static TimestampTz last_step;
 	static long step_interval;
 	static bool step_now;
+	static TimestampTz last_databases;
+	static bool forecast_due;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
@@ -376,6 +424,8 @@ bgwp_monitor_main(Datum main_arg)
 	engine_method = bgwp_io_method;
 
 	last_step = 0;
+	last_databases = 0;
+	forecast_due = false;
 	step_interval = ACTIVE_POLL_MS;
 	step_now = true;
 	while (!ShutdownRequestPending)
@@ -402,12 +452,27 @@ bgwp_monitor_main(Datum main_arg)
 			engine_method = bgwp_io_method;
 		}
 
-		/* a full step when one is due, else only a sample */
 		now = GetCurrentTimestamp();
+		if (TimestampDifferenceExceeds(last_databases, now, DATABASES_POLL_MS))
+		{
+			keep_forecasters();
+			forecast_due = forecast_pending();
+			last_databases = now;
+		}
+
+		/*
+		 * Between steps, only a sample -- and, while a forecast relation is
+		 * due, a look for the autovacuum worker that will vacuum it.
+		 */
 		if (!step_now &&
 			!TimestampDifferenceExceeds(last_step, now, step_interval))
+		{
 			prefetcher_sample(now);
-		else
+			if (forecast_due && watch_autovacuum_arrivals())
+				step_now = true;
+		}
+		if (step_now ||
+			TimestampDifferenceExceeds(last_step, now, step_interval))
 		{
 			bool		busy = monitor_iteration(&targets_served);
 
@@ -415,9 +480,10 @@ bgwp_monitor_main(Datum main_arg)
 			/* let the statistics system release entries of dropped relations */
 			if (busy)
 				pgstat_report_stat(false);
-			step_interval = busy || scan_recently_announced() ?
+			step_interval = busy || scan_recently_announced() || forecast_due ?
 				ACTIVE_POLL_MS : bgwp_naptime;
 			last_step = now;
+			step_now = false;
 		}
 
 		event_fd = prefetcher_event_fd();
@@ -434,13 +500,14 @@ bgwp_monitor_main(Datum main_arg)
 								TimestampTzPlusMilliseconds(last_step, step_interval),
 								&secs, &usecs);
 			timeout = secs * 1000 + usecs / 1000;
-			if (prefetcher_sampling())
+			if (prefetcher_sampling() || forecast_due)
 				timeout = Min(timeout, SAMPLE_INTERVAL_MS);
 		}
 		rc = WaitLatchOrSocket(MyLatch, events, event_fd, timeout,
 							   PG_WAIT_EXTENSION);
 		/* a wakeup (announcement, completed read) or a timed step */
-		step_now = (rc & (WL_LATCH_SET | WL_SOCKET_READABLE)) != 0 || timeout == 0;
+		if ((rc & (WL_LATCH_SET | WL_SOCKET_READABLE)) != 0 || timeout == 0)
+			step_now = true;
 	}
 
 	prefetcher_stop(true);

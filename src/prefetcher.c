@@ -43,6 +43,7 @@
 #include "bgw_prefetch.h"
 #include "buffer_loader.h"
 #include "compat.h"
+#include "forecast.h"
 #include "io_engine.h"
 #include "prefetcher.h"
 #include "resolver.h"
@@ -63,6 +64,8 @@
 #define BGWP_INITIAL_DISTANCE 256
 /* How long a target started from an announcement waits for its scan, ms. */
 #define BGWP_AWAIT_START_MS 1000
+/* ... and a forecast one while its worker is on relations not forecast. */
+#define BGWP_AWAIT_FORECAST_MS 10000
 
 /*
  * Reads in flight an ANALYZE stream gets at least, unless the depth was set
@@ -119,6 +122,8 @@ typedef struct PrefetchTarget
 								 * seen yet */
 	Oid			scanned_after;	/* awaiting_start: the relation its VACUUM
 								 * processes before this one, or InvalidOid */
+	bool		forecast;		/* awaiting_start: an autovacuum's, from
+								 * forecast.c */
 	bool		autovacuum;
 
 	/* consumer figures */
@@ -468,12 +473,16 @@ prefetcher_track(const TargetObservation *obs)
 		return;
 	}
 
-	/* a manual command's backend may have resolved the relation already */
-	if (!obs->autovacuum &&
+	/*
+	 * A manual command's backend may have resolved the relation already, and
+	 * autovacuum's forecaster may have.
+	 */
+	if (obs->autovacuum ?
+		forecast_lookup(obs->dbid, obs->relid, obs->command, &t->rel) :
 		resolver_take_announced(obs->dbid, obs->relid, obs->command, obs->pid,
 								obs->proc_start, &t->rel))
 	{
-		elog(DEBUG1, "bgw_prefetch: relation %u resolved by its backend, consumer at block %lld",
+		elog(DEBUG1, "bgw_prefetch: relation %u resolved already, consumer at block %lld",
 			 obs->relid, (long long) obs->position);
 		activate_target(t);
 		return;
@@ -503,7 +512,7 @@ prefetcher_track(const TargetObservation *obs)
  * same relation size.  Returns true if it is a new target.
  */
 static bool
-start_announced_target(const AnnouncedScan *a)
+start_announced_target(const AnnouncedScan *a, bool forecast)
 {
 	TargetObservation obs;
 	TargetObservation now_obs;
@@ -520,19 +529,23 @@ start_announced_target(const AnnouncedScan *a)
 	obs.relid = a->relid;
 	obs.command = PREFETCH_CMD_VACUUM;
 	obs.phase = SCAN_PHASE_SCANNING;
+	obs.autovacuum = forecast;
 	t = free_target_for(&obs);
 	if (t == NULL)
 		return false;
 
 	/*
-	 * Its statement started before it announced the relation: a VACUUM of
-	 * the relation that completed since is this one.
+	 * A manual VACUUM's statement started before it announced the relation:
+	 * a VACUUM of the relation that completed since is this one.  A
+	 * forecast is made before the autovacuum it foresees.
 	 */
-	since = targets_statement_start(obs.slot, obs.pid);
+	since = forecast ? GetCurrentTimestamp() :
+		targets_statement_start(obs.slot, obs.pid);
 	if (since == 0)
 		return false;			/* the backend is gone */
 	init_target(t, &obs, since);
 	t->awaiting_start = true;
+	t->forecast = forecast;
 	t->scanned_after = a->scanned_after;
 	t->rel = a->rel;
 
@@ -573,8 +586,9 @@ start_announced_target(const AnnouncedScan *a)
 		release_target(t);		/* nothing read yet */
 		return false;
 	}
-	elog(DEBUG1, "bgw_prefetch: relation %u announced by its VACUUM, following from block %lld of %u",
-		 a->relid, (long long) t->join_block, t->nblocks);
+	elog(DEBUG1, "bgw_prefetch: relation %u %s, following from block %lld of %u",
+		 a->relid, forecast ? "forecast for autovacuum" : "announced by its VACUUM",
+		 (long long) t->join_block, t->nblocks);
 	targets_started++;
 	return true;
 }
@@ -586,7 +600,7 @@ start_announced_target(const AnnouncedScan *a)
 void
 prefetcher_start_announced(const AnnouncedScan *a)
 {
-	(void) start_announced_target(a);
+	(void) start_announced_target(a, false);
 	start_next_scan(a->backend_pid, a->backend_start, a->dbid, a->relid);
 }
 
@@ -602,7 +616,111 @@ start_next_scan(int backend_pid, TimestampTz backend_start, Oid dbid, Oid relid)
 	AnnouncedScan next;
 
 	if (resolver_take_next_scan(backend_pid, backend_start, dbid, relid, &next))
-		(void) start_announced_target(&next);
+		(void) start_announced_target(&next, false);
+}
+
+/*
+ * What the prefetcher remembers of each autovacuum worker, to start the
+ * relation it is expected to vacuum next (forecast.c) before it gets
+ * there: the last relation it was seen vacuuming (autovacuum processes its
+ * list in order), and whether that next relation was started already.
+ */
+typedef struct AutovacuumWorkerState
+{
+	int			pid;			/* 0: free */
+	TimestampTz proc_start;
+	Oid			after;			/* last relation seen vacuumed, or invalid */
+	bool		started;		/* the relation after it was started */
+	bool		seen;			/* still there at this look */
+} AutovacuumWorkerState;
+
+static AutovacuumWorkerState autovacuum_workers[BGWP_MAX_TARGETS];
+
+static AutovacuumWorkerState *
+autovacuum_worker_state(const TargetObservation *w)
+{
+	AutovacuumWorkerState *free_state = NULL;
+
+	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
+	{
+		AutovacuumWorkerState *st = &autovacuum_workers[i];
+
+		if (st->pid == w->pid && st->proc_start == w->proc_start)
+			return st;
+		if (st->pid == 0 && free_state == NULL)
+			free_state = st;
+	}
+	if (free_state != NULL)
+	{
+		memset(free_state, 0, sizeof(*free_state));
+		free_state->pid = w->pid;
+		free_state->proc_start = w->proc_start;
+	}
+	return free_state;
+}
+
+/*
+ * Start, for every autovacuum worker (workers[], from
+ * targets_autovacuum_workers()), the relation it is expected to vacuum
+ * next, from block 0: the forecast's first relation for a worker that has
+ * vacuumed none yet, and else the one after the relation it vacuums now.
+ * It waits for the worker as a manual VACUUM's next relation does
+ * (awaiting_start), so that a fast autovacuum is counted and read ahead
+ * from its first block.  One relation ahead of each worker only, and once
+ * per relation: a forecast that missed is not tried again.  Returns how
+ * many targets it started.
+ */
+int
+prefetcher_forecast(const TargetObservation *workers, int nworkers)
+{
+	int			started = 0;
+
+	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
+		autovacuum_workers[i].seen = false;
+	for (int w = 0; w < nworkers && bgwp_enabled; w++)
+	{
+		AutovacuumWorkerState *st = autovacuum_worker_state(&workers[w]);
+		Oid			busy[BGWP_MAX_TARGETS];
+		int			nbusy = 0;
+		AnnouncedScan next;
+
+		if (st == NULL)
+			continue;
+		st->seen = true;
+		for (int i = 0; i < BGWP_MAX_TARGETS; i++)
+		{
+			PrefetchTarget *t = &targets[i];
+
+			if (!t->in_use || t->command_over || !t->autovacuum ||
+				t->obs.command != PREFETCH_CMD_VACUUM)
+				continue;
+			if (t->obs.pid != workers[w].pid ||
+				t->obs.proc_start != workers[w].proc_start)
+			{
+				/* another worker's, or expected to be */
+				if (t->obs.dbid == workers[w].dbid)
+					busy[nbusy++] = t->obs.relid;
+			}
+			else if (!t->awaiting_start && t->obs.relid != st->after)
+			{
+				st->after = t->obs.relid;
+				st->started = false;
+			}
+		}
+		if (st->started ||
+			!forecast_next(workers[w].dbid, st->after, busy, nbusy, &next))
+			continue;
+		next.backend_slot = workers[w].slot;
+		next.backend_pid = workers[w].pid;
+		next.backend_start = workers[w].proc_start;
+		if (start_announced_target(&next, true))
+			started++;
+		st->started = true;
+	}
+	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
+		if (!autovacuum_workers[i].seen)
+			autovacuum_workers[i].pid = 0;
+	return started;
 }
 
 /*
@@ -1422,6 +1540,8 @@ static bool
 scan_started(PrefetchTarget *t, ObserveResult result,
 			 const TargetObservation *obs, TimestampTz now, bool *waiting)
 {
+	ResolvedRelation unused;
+
 	*waiting = false;
 	if (result == OBSERVE_WATCHED && same_scan(obs, &t->obs))
 	{
@@ -1447,6 +1567,12 @@ scan_started(PrefetchTarget *t, ObserveResult result,
 		t->tracked_at = now;
 		*waiting = true;
 	}
+	else if (t->forecast && result == OBSERVE_WATCHED &&
+			 obs->dbid == t->obs.dbid &&
+			 !forecast_lookup(obs->dbid, obs->relid, obs->command, &unused) &&
+			 !TimestampDifferenceExceeds(t->tracked_at, now, BGWP_AWAIT_FORECAST_MS))
+		*waiting = true;		/* its worker is on a relation too small to
+								 * forecast, or an ANALYZE */
 	else if (result == OBSERVE_GONE || result == OBSERVE_WATCHED)
 		;						/* gone, or scanning something else */
 	else if (!TimestampDifferenceExceeds(t->tracked_at, now, BGWP_AWAIT_START_MS))

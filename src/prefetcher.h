@@ -38,6 +38,7 @@ extern const char *prefetcher_fallback_reason(void);
 extern void prefetcher_track(const TargetObservation *obs);
 struct AnnouncedScan;
 extern void prefetcher_start_announced(const struct AnnouncedScan *a);
+extern int	prefetcher_forecast(const TargetObservation *workers, int nworkers);
 extern int	prefetcher_take_started(void);
 extern void prefetcher_step(void);
 extern void prefetcher_sample(TimestampTz now);

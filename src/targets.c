@@ -182,13 +182,14 @@ targets_discover(TargetObservation *out, int max, bool *autovacuum_running)
 }
 
 /*
- * Fill dbids[]/pids[] with the autovacuum workers connected to a database
- * (a worker still starting up has none yet).  Returns how many (at most
- * max).  For forecast.c, which keeps a resident resolver in the databases
- * autovacuum works in.
+ * Fill out[] with the autovacuum workers connected to a database (a worker
+ * still starting up has none yet): slot, pid, proc_start and dbid are set.
+ * Returns how many (at most max).  For forecast.c, which keeps a resident
+ * resolver in the databases autovacuum works in, and the prefetcher, which
+ * starts the relation each worker is expected to vacuum next.
  */
 int
-targets_autovacuum_workers(Oid *dbids, int *pids, int max)
+targets_autovacuum_workers(TargetObservation *out, int max)
 {
 	int			n = 0;
 
@@ -200,9 +201,38 @@ targets_autovacuum_workers(Oid *dbids, int *pids, int max)
 			copy.st_backendType != B_AUTOVAC_WORKER ||
 			!OidIsValid(copy.st_databaseid))
 			continue;
-		dbids[n] = copy.st_databaseid;
-		pids[n] = copy.st_procpid;
+		memset(&out[n], 0, sizeof(out[n]));
+		out[n].slot = slot;
+		out[n].pid = copy.st_procpid;
+		out[n].proc_start = copy.st_proc_start_timestamp;
+		out[n].dbid = copy.st_databaseid;
+		out[n].autovacuum = true;
 		n++;
+	}
+	return n;
+}
+
+/*
+ * Fill dbids[] with the databases client backends are connected to, each
+ * once (at most max).  For forecast.c, which keeps a forecaster in them.
+ */
+int
+targets_connected_databases(Oid *dbids, int max)
+{
+	int			n = 0;
+
+	for (int slot = 0; slot < status_slots && n < max; slot++)
+	{
+		PgBackendStatus copy;
+		bool		known = false;
+
+		if (!read_slot(slot, &copy) || copy.st_backendType != B_BACKEND ||
+			!OidIsValid(copy.st_databaseid))
+			continue;
+		for (int i = 0; i < n && !known; i++)
+			known = dbids[i] == copy.st_databaseid;
+		if (!known)
+			dbids[n++] = copy.st_databaseid;
 	}
 	return n;
 }

@@ -47,7 +47,8 @@ typedef enum ObserveResult
 	OBSERVE_GONE				/* the process has exited */
 } ObserveResult;
 
-extern int	targets_autovacuum_workers(Oid *dbids, int *pids, int max);
+extern int	targets_autovacuum_workers(TargetObservation *out, int max);
+extern int	targets_connected_databases(Oid *dbids, int max);
 extern ObserveResult targets_observe(int slot, int pid, TargetObservation *out);
 extern TimestampTz targets_statement_start(int slot, int pid);
 extern bool targets_read_activity(int slot, int pid, char *buf, int buflen);
