@@ -80,8 +80,8 @@ foreach my $command ('VACUUM', 'ANALYZE')
 		"$command was counted");
 	is(stats_row($cmd), '1|t|t|t|t|t|t',
 		"pg_stat_prefetch: one $cmd scan of t with blocks, time, a plausible rate and names");
-	ok($node->wait_for_log(qr/LOG:  bgw_prefetch: $cmd of "public\.t"/, $offset),
-		"the $command scan is logged");
+	# the $command scan is logged
+	$node->wait_for_log(qr/LOG:  bgw_prefetch: $cmd of "public\.t"/, $offset);
 }
 is(stats_row('vacuum'), '1|t|t|t|t|t|t', 'the ANALYZE did not count as a vacuum');
 
@@ -106,8 +106,8 @@ ok( $node->poll_query_until(
 		'postgres',
 		"SELECT scans = 2 FROM pg_stat_prefetch WHERE relid = 't'::regclass AND command = 'vacuum'"),
 	'an autovacuum of t was counted by itself');
-ok($node->wait_for_log(qr/LOG:  bgw_prefetch: automatic vacuum of "public\.t"/, $offset),
-	'the autovacuum scan is logged as automatic');
+# the autovacuum scan is logged as automatic
+$node->wait_for_log(qr/LOG:  bgw_prefetch: automatic vacuum of "public\.t"/, $offset);
 $node->safe_psql('postgres', 'ALTER TABLE t SET (autovacuum_enabled = off)');
 
 # ---- bgw_prefetch.enabled = off, applied by SIGHUP
