@@ -77,8 +77,9 @@ mutate() {
 
 # The TAP lines of a failed invariant check of t/032_clog_crash_loop.pl
 # (the test names of tpcb_consistent_ok() in t/BgwPrefetchTest.pm and of the
-# test itself).
-INVARIANT_RE='^not ok [0-9]+ - (cycle [0-9]+ \(synchronous_commit = (on|off)\): (balances add up|bt_index_check on the pgbench indexes|verify_heapam finds nothing|the [0-9]+ transactions pgbench saw committed are there)|pg_xact vs WAL: (no xid .* committed without a commit record|every commit record is committed in pg_xact))'
+# test itself), as the test's log has them: after a time stamp,
+# "[14:52:16.491](0.581s) not ok 5 - cycle 1 ...".
+INVARIANT_RE='(^|[[:space:]])not ok [0-9]+ - (cycle [0-9]+ \(synchronous_commit = (on|off)\): (balances add up|bt_index_check on the pgbench indexes|verify_heapam finds nothing|the [0-9]+ transactions pgbench saw committed are there)|pg_xact vs WAL: (no xid .* committed without a commit record|every commit record is committed in pg_xact))'
 
 caught=0
 errors=0
