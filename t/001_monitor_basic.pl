@@ -124,6 +124,8 @@ is($node->safe_psql('postgres', 'SHOW bgw_prefetch.enabled'), 'off', 'enabled = 
 sleep 2;
 $offset = -s $node->logfile;
 $node->safe_psql('postgres', "$slow VACUUM t2;");
+# a monitor that served it anyway would count it once it is idle
+ok(wait_monitor_idle($node), 'enabled = off: the monitor is idle after the VACUUM of t2');
 is($node->safe_psql('postgres',
 		"SELECT count(*) FROM pg_stat_prefetch WHERE relid = 't2'::regclass"),
 	'0', 'with enabled = off the VACUUM of t2 is not watched');
