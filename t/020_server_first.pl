@@ -283,6 +283,10 @@ still_serving('after table DDL');
 no_crash_ok($node, 'no process crashed');
 my $log = slurp_file($node->logfile);
 unlike($log, qr/bgw_prefetch monitor (ERROR|FATAL)/, 'the monitor reported no error');
+# DROP DATABASE and CREATE DATABASE wait for every process to absorb their
+# ProcSignalBarrier, and log it after 5 s of waiting for one
+unlike($log, qr/still waiting for backend with PID \d+ to accept ProcSignalBarrier/,
+	'no ProcSignalBarrier was held up');
 my @resolver_errors = $log =~ /(bgw_prefetch resolver (?:ERROR|FATAL):.*)/g;
 note("resolver errors (contained, a resolver started for a database being dropped): "
 	  . scalar(@resolver_errors));
