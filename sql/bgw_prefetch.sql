@@ -29,15 +29,19 @@ SELECT p.proname, p.proretset,
  ORDER BY p.proname COLLATE "C";
 
 -- Both background workers run, under their own backend_type.  They start
--- with the server, but give them a few seconds in case the test is fast;
--- also wait until the monitor has published its I/O method.
+-- with the server: wait until both run and have published their state (the
+-- monitor its pid and I/O method, the CLOG writer its status), for at most
+-- 180 s, the TAP framework's default timeout (the expected output below
+-- shows it if they did not).
 DO $$
 BEGIN
-  FOR i IN 1 .. 100 LOOP
+  FOR i IN 1 .. 1800 LOOP
     EXIT WHEN (SELECT count(DISTINCT backend_type) FROM pg_stat_activity
                 WHERE backend_type IN ('bgw_prefetch monitor',
                                        'bgw_prefetch clog writer')) = 2
-          AND (SELECT io_method FROM bgw_prefetch_status()) <> 'none';
+          AND (SELECT monitor_pid IS NOT NULL AND io_method <> 'none'
+                 FROM bgw_prefetch_status())
+          AND (SELECT status IN ('writing', 'idle') FROM pg_stat_prefetch_clog);
     PERFORM pg_sleep(0.1);
   END LOOP;
 END
@@ -50,22 +54,25 @@ SELECT backend_type, count(*)
 
 -- The status function: its columns, and the values that do not depend on
 -- the machine.  io_method depends on whether io_uring is usable here: if it
--- is not, the monitor falls back to fadvise and says why.
+-- is not, the monitor falls back to fadvise and says why.  Nothing here is
+-- as large as bgw_prefetch.min_relation_size (8 MB by default), so the
+-- monitor has served nothing: no target, none ever started, and the shared
+-- hash holds exactly the (no) rows bgw_prefetch_stats() returns.
 SELECT a.n, a.name, format_type(a.type, NULL) AS type
   FROM pg_proc p,
        unnest(p.proargnames, p.proallargtypes) WITH ORDINALITY AS a(name, type, n)
  WHERE p.proname = 'bgw_prefetch_status'
  ORDER BY a.n;
 SELECT max_relations,
-       entries >= 0 AS entries_ok,
+       entries = (SELECT count(*) FROM bgw_prefetch_stats()) AS entries_match,
        evictions = 0 AS no_evictions,
        stats_reset <= now() AS stats_reset_ok,
        io_method IN ('io_uring', 'fadvise') AS io_method_ok,
        (io_method = 'fadvise') = (io_fallback_reason IS NOT NULL
                                   OR current_setting('bgw_prefetch.io_method') = 'fadvise')
            AS fallback_reason_consistent,
-       active_targets >= 0 AS active_targets_ok,
-       targets_served >= 0 AS targets_served_ok
+       active_targets = 0 AS no_active_targets,
+       targets_served = 0 AS none_served
   FROM bgw_prefetch_status();
 
 -- The monitor's pid is the one in pg_stat_activity.
@@ -74,17 +81,19 @@ SELECT monitor_pid = (SELECT pid FROM pg_stat_activity
        AS monitor_pid_matches
   FROM bgw_prefetch_status();
 
--- Nothing is being vacuumed or analyzed here: no activity.  Its columns can
--- all be read.
-SELECT count(*) FROM pg_stat_prefetch_activity
- WHERE relname IS NOT NULL OR relname IS NULL;
+-- Nothing is being vacuumed or analyzed here: no activity.  Every column
+-- is read (the header shows them).
+SELECT * FROM pg_stat_prefetch_activity;
 
--- The CLOG writer's view: one row.
-SELECT pages_written >= 0 AS pages_written_ok,
-       write_time >= 0 AS write_time_ok,
-       rounds >= 0 AS rounds_ok,
+-- The CLOG writer's view: one row, read under the writer's lock, so its
+-- counters agree: pages are written in rounds, only written pages take
+-- write time, and there is a last write exactly when a page was written.
+-- The writer runs on this primary: writing or idle.
+SELECT (pages_written > 0) <= (rounds > 0) AS pages_in_rounds,
+       (write_time > 0) <= (pages_written > 0) AS time_only_with_pages,
+       (last_write IS NOT NULL) = (pages_written > 0) AS last_write_iff_pages,
        stats_reset <= now() AS stats_reset_ok,
-       status IS NOT NULL AS has_status
+       status IN ('writing', 'idle') AS writer_runs
   FROM pg_stat_prefetch_clog;
 
 -- Reset: pg_stat_prefetch empties, and the reset time moves forward for

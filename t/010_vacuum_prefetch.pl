@@ -122,7 +122,8 @@ sub check_fidelity
 		'SELECT all_visible, all_frozen FROM pg_visibility_map(\'fid\') ORDER BY blkno');
 	my @plan = reference_plan($mode, \@vm);
 
-	$node->safe_psql('postgres', 'SELECT pg_stat_prefetch_reset()');
+	# (the pattern's own VACUUMs must be over for the monitor first)
+	reset_prefetch_stats($node);
 	my $offset = -s $node->logfile;
 	my ($stdout, $stderr);
 	$node->psql('postgres', $sql,
@@ -130,9 +131,8 @@ sub check_fidelity
 	my ($scanned) = $stderr =~ /pages: \d+ removed, \d+ remain, (\d+) scanned/;
 	is($scanned, scalar @plan, "$label: reference rule predicts VACUUM's scanned pages ($scanned)");
 
-	ok( $node->wait_for_log(
-			qr/bgw_prefetch: vacuum of "public.fid".*joined at block \d+/, $offset),
-		"$label: scan logged");
+	# the scan is logged
+	$node->wait_for_log(qr/bgw_prefetch: vacuum of "public.fid".*joined at block \d+/, $offset);
 	my $log = slurp_file($node->logfile, $offset);
 	my ($join, $planned, $prefetched, $late) = $log =~
 	  /bgw_prefetch: vacuum of "public.fid".*joined at block (\d+).*planned (\d+), prefetched (\d+) blocks.*late (\d+)/;
@@ -184,13 +184,11 @@ check_fidelity(
 	ok( $node->poll_query_until(
 			'postgres', "SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $pid"),
 		'lock wait: VACUUM waits for the table lock');
-	ok( $node->wait_for_log(
-			qr/bgw_prefetch: vacuum of "public.fid".*\) abandoned:/, $offset),
-		'lock wait: the early start is abandoned');
+	# the early start is abandoned
+	$node->wait_for_log(qr/bgw_prefetch: vacuum of "public.fid".*\) abandoned:/, $offset);
 	$locker->query_safe('COMMIT');
-	ok( $node->wait_for_log(
-			qr/bgw_prefetch: vacuum of "public.fid".*\) done:.*prefetched [1-9]/, $offset),
-		'lock wait: the VACUUM is served once its scan starts');
+	# the VACUUM is served once its scan starts
+	$node->wait_for_log(qr/bgw_prefetch: vacuum of "public.fid".*\) done:.*prefetched [1-9]/, $offset);
 	$s->quit;
 	$locker->quit;
 }

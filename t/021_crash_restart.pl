@@ -7,10 +7,14 @@
 #   served again;
 # - pg_cancel_backend() of the monitor while it prefetches: the ERROR is
 #   contained (same pid), its files are not leaked, and it serves again;
-# - SIGTERM of the monitor and of the CLOG writer: each exits promptly and
-#   is restarted by the postmaster (bgw_restart_time is 10 s);
+# - SIGTERM of the monitor and of the CLOG writer: each exits and is
+#   restarted by the postmaster (bgw_restart_time is 10 s);
 # - pg_ctl stop -m fast and -m immediate while a VACUUM is being
-#   prefetched: the stop is quick and the server restarts and serves.
+#   prefetched: the stop completes and the server restarts and serves.
+#
+# Nothing is timed: a process that does not exit, does not come back or
+# holds up a stop fails the test when the framework's default timeout
+# ($PostgreSQL::Test::Utils::timeout_default) runs out.
 #
 # Throughout, no process may die by a signal we did not send, and no server
 # process may end in a crash restart we did not cause.
@@ -23,7 +27,7 @@ use lib $FindBin::RealBin;
 use BgwPrefetchTest;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(time usleep);
+use Time::HiRes qw(usleep);
 
 my $node = new_bgwp_node(
 	'crash_restart', conf => q{
@@ -45,11 +49,13 @@ SELECT count(*), sum(val), md5(string_agg(id || ':' || val, ',' ORDER BY id))
   FROM ledger};
 my $ledger_rows = 50000;
 
-# Wait until a worker of this type runs with a pid other than $old.
+# Wait until a worker of this type runs with a pid other than $old; a test,
+# whose result is returned.
 sub wait_new_worker
 {
 	my ($type, $old, $what) = @_;
-	ok( $node->poll_query_until(
+	return ok(
+		$node->poll_query_until(
 			'postgres',
 			"SELECT count(*) = 1 FROM pg_stat_activity
 			  WHERE backend_type = '$type' AND pid <> $old"),
@@ -118,21 +124,27 @@ sub crash_and_recover
 
 	my $offset = -s $node->logfile;
 	kill 'KILL', $victim;
-	ok( $node->wait_for_log(
-			qr/\(PID $victim\) was terminated by signal 9: Killed.*all server processes terminated; reinitializing.*database system is ready to accept connections/s,
-			$offset),
-		"$what: the postmaster ran a crash restart");
+	# the postmaster runs a crash restart
+	$node->wait_for_log(
+		qr/\(PID $victim\) was terminated by signal 9: Killed.*all server processes terminated; reinitializing.*database system is ready to accept connections/s,
+		$offset);
 	my $log = slurp_file($node->logfile, $offset);
 	like($log, qr/database system was interrupted|database system was not properly shut down/,
 		"$what: crash recovery ran");
 	wait_new_worker('bgw_prefetch monitor', $monitor, $what);
 	wait_new_worker('bgw_prefetch clog writer', $writer, $what);
 	check_data($checksum, $what);
-	is($node->safe_psql('postgres',
-			'SELECT monitor_pid = (SELECT pid FROM pg_stat_activity WHERE backend_type = \'bgw_prefetch monitor\') FROM bgw_prefetch_status()'),
-		't', "$what: bgw_prefetch_status() shows the new monitor");
-	is($node->safe_psql('postgres', 'SELECT count(*) >= 0 FROM pg_stat_prefetch'),
-		't', "$what: pg_stat_prefetch can be read");
+	# the new monitor publishes its pid once it runs: wait for it
+	my $new_monitor = monitor_pid($node);
+	like($new_monitor, qr/^\d+$/, "$what: bgw_prefetch_status() shows the new monitor");
+	isnt($new_monitor, $monitor, "$what: ... not the old one");
+	# the statistics live in shared memory, which the crash restart made
+	# anew: empty, and the hash's count agrees (nothing has run since; the
+	# VACUUM's backend was terminated by the crash)
+	is( $node->safe_psql(
+			'postgres',
+			'SELECT count(*), (SELECT entries FROM bgw_prefetch_status()) FROM pg_stat_prefetch'),
+		'0|0', "$what: pg_stat_prefetch starts empty after the crash restart");
 	return;
 }
 
@@ -235,32 +247,19 @@ foreach my $type ('bgw_prefetch monitor', 'bgw_prefetch clog writer')
 	wait_prefetching('SIGTERM') if $s;
 	my $pid = worker_pid($node, $type);
 	my $offset = -s $node->logfile;
-	my $t0 = time;
 	kill 'TERM', $pid;
 	ok( $node->poll_query_until(
 			'postgres',
 			"SELECT count(*) = 0 FROM pg_stat_activity WHERE pid = $pid"),
 		"SIGTERM: $type exits");
-	my $exit_time = time - $t0;
-	cmp_ok($exit_time, '<', 5, sprintf("SIGTERM: $type exited promptly (%.2f s)", $exit_time));
 	if ($s)
 	{
 		cancel_vacuum();
 		quit_session($s);
 	}
 
-	my $back = 0;
-	while (time - $t0 < 20)
-	{
-		my $now = worker_pid($node, $type);
-		if ($now ne '' && $now ne $pid)
-		{
-			$back = 1;
-			last;
-		}
-		usleep(250_000);
-	}
-	ok($back, "SIGTERM: $type is restarted by the postmaster within 20 s");
+	# back after bgw_restart_time (10 s)
+	my $back = wait_new_worker($type, $pid, 'SIGTERM');
 	unlike(slurp_file($node->logfile, $offset), qr/was terminated by signal|all server processes terminated/,
 		"SIGTERM: $type: no crash restart");
 	if (!$back)
@@ -278,10 +277,12 @@ foreach my $mode ('fast', 'immediate')
 	my $checksum = add_rows();
 	my $s = start_slow_vacuum('10ms');
 	wait_prefetching("stop -m $mode");
-	my $t0 = time;
-	$node->stop($mode);
-	my $took = time - $t0;
-	cmp_ok($took, '<', 10, sprintf("stop -m $mode took %.2f s", $took));
+	# pg_ctl waits for the stop up to PGCTLTIMEOUT, here the framework's
+	# default timeout; stop() dies if the stop did not complete by then
+	{
+		local $ENV{PGCTLTIMEOUT} = $PostgreSQL::Test::Utils::timeout_default;
+		$node->stop($mode);
+	}
 	quit_session($s);
 	my $offset = -s $node->logfile;
 	$node->start;

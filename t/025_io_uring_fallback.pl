@@ -55,7 +55,7 @@ sub wait_io_method
 # A slowed VACUUM of big; returns "io_method of the live row|prefetched > 0".
 sub served_vacuum
 {
-	$node->safe_psql('postgres', 'SELECT pg_stat_prefetch_reset()');
+	reset_prefetch_stats($node);
 	my $s = start_slow($node, 'postgres', 'VACUUM (DISABLE_PAGE_SKIPPING) big', '4ms');
 	my $method = '';
 	if ($node->poll_query_until(
@@ -68,7 +68,7 @@ sub served_vacuum
 	}
 	$s->query('SELECT 1');
 	$s->quit;
-	$node->poll_query_until('postgres', 'SELECT active_targets = 0 FROM bgw_prefetch_status()');
+	wait_for_scans($node, 'big', 'vacuum', 1);
 	my $prefetched = $node->safe_psql('postgres',
 		"SELECT prefetched_blocks > 0 FROM pg_stat_prefetch WHERE relid = 'big'::regclass AND command = 'vacuum'");
 	return "$method|$prefetched";
@@ -95,10 +95,11 @@ sub set_io_method
 sub check_fallback
 {
 	my ($label, $reason, $offset, $still_unavailable) = @_;
+	# (once the monitor has published its state after the start)
 	my $monitor = monitor_pid($node);
-	ok($node->wait_for_log($fallback_line, $offset), "$label: the fallback is logged");
+	$node->wait_for_log($fallback_line, $offset);
 	like(slurp_file($node->logfile, $offset),
-		qr/$fallback_line\n.*DETAIL:  $reason/, "$label: with the reason as DETAIL");
+		qr/$fallback_line\n.*DETAIL:  $reason/, "$label: the fallback is logged, with the reason as DETAIL");
 	wait_io_method('fadvise', $label);
 	like(status(), qr/^fadvise\|.*$reason/, "$label: bgw_prefetch_status() gives the reason");
 	is($node->safe_psql('postgres', 'SHOW bgw_prefetch.io_method'),
@@ -121,8 +122,9 @@ sub check_fallback
 	# asking for io_uring again tries again, fails again, says so again
 	my $reload_offset = -s $node->logfile;
 	set_io_method(undef);
-	ok($node->wait_for_log($fallback_line, $reload_offset),
-		"$label: io_uring asked for again at reload: the fallback is logged again");
+	$node->wait_for_log($fallback_line, $reload_offset);
+	my $again = () = slurp_file($node->logfile, $reload_offset) =~ /$fallback_line/g;
+	is($again, 1, "$label: io_uring asked for again at reload: the fallback is logged again, once");
 	ok( $node->poll_query_until(
 			'postgres',
 			"SELECT io_method = 'fadvise' AND io_fallback_reason IS NOT NULL FROM bgw_prefetch_status()"),
@@ -133,7 +135,9 @@ sub check_fallback
 	return;
 }
 
-# ---- baseline: io_uring where the machine allows it
+# ---- baseline: io_uring where the machine allows it (read once the
+# monitor has published its state)
+like(monitor_pid($node), qr/^\d+$/, 'baseline: the monitor runs');
 my ($baseline_method) = split /\|/, status();
 if ($baseline_method eq 'io_uring')
 {

@@ -36,6 +36,9 @@ our @EXPORT = qw(
   quit_session
   worker_pid
   monitor_pid
+  wait_for_scans
+  wait_monitor_idle
+  reset_prefetch_stats
   served_again_ok
   no_crash_ok
   create_burn_xids
@@ -138,10 +141,85 @@ sub worker_pid
 		"SELECT pid FROM pg_stat_activity WHERE backend_type = '$type'");
 }
 
+# The pid of the monitor, once it has published its state.  Right after a
+# (re)start, a crash restart or a kill of the monitor, its process shows in
+# pg_stat_activity before it has said anything: bgw_prefetch_status() may
+# still give no pid, the old one, or io_method 'none' (until the monitor's
+# first loop).  So wait until bgw_prefetch_status() names the process
+# pg_stat_activity shows, with an I/O method in force; '' if that did not
+# happen within the default timeout.
 sub monitor_pid
 {
 	my ($node) = @_;
-	return worker_pid($node, 'bgw_prefetch monitor');
+	return ''
+	  unless $node->poll_query_until(
+		'postgres', q{
+SELECT s.monitor_pid = a.pid AND s.io_method <> 'none'
+  FROM bgw_prefetch_status() s
+  JOIN pg_stat_activity a ON a.backend_type = 'bgw_prefetch monitor'});
+	return $node->safe_psql('postgres', 'SELECT monitor_pid FROM bgw_prefetch_status()');
+}
+
+# The waits below are the only places that know which pg_stat_prefetch
+# columns say that the monitor has counted a scan.
+
+# Wait until pg_stat_prefetch has counted at least $n scans of relation $rel
+# (an OID, or a name) by $command ('vacuum' or 'analyze'); returns what
+# poll_query_until returns (wrap it in ok()).  The monitor adds a scan to
+# pg_stat_prefetch after it has seen it end, some time after the VACUUM or
+# ANALYZE returned to its client: this is the way to know that a scan which
+# the monitor served (one slowed so that it is seen) is counted.
+sub wait_for_scans
+{
+	my ($node, $rel, $command, $n) = @_;
+	my $relid = $rel =~ /^\d+$/ ? $rel : "'$rel'::regclass";
+	return $node->poll_query_until('postgres',
+		"SELECT scans >= $n FROM pg_stat_prefetch WHERE relid = $relid AND command = '$command'");
+}
+
+# Wait until the monitor is idle: no scan it saw is still being served or
+# left to count; returns what poll_query_until returns (wrap it in ok()).
+# Use it before a statistics reset and before checking that there is no
+# row, after scans that the monitor may or may not have seen (an unslowed
+# setup VACUUM may be over before its next look).
+#
+# No row in bgw_prefetch_activity() is not enough on its own: the monitor
+# publishes its targets at the end of each loop, so one it took on in a loop
+# still running is not shown yet.  So the monitor must first be seen asleep
+# between two loops (wait event Extension, in WaitLatchOrSocket): the loop
+# that ran when the scan ended is over, and has published every target of
+# that scan.  After that the rows are read: none means that every such
+# target has ended, and a target ends by counting its scan first.  The order
+# of the two reads matters: a CASE evaluates its condition first, and an
+# uncorrelated sub-select is evaluated when it is first needed.
+sub wait_monitor_idle
+{
+	my ($node) = @_;
+	return $node->poll_query_until(
+		'postgres', q{
+SELECT CASE WHEN (SELECT wait_event_type = 'Extension' FROM pg_stat_activity
+                   WHERE backend_type = 'bgw_prefetch monitor')
+            THEN (SELECT count(*) = 0 FROM bgw_prefetch_activity())
+            ELSE false END});
+}
+
+# Reset pg_stat_prefetch once no scan run so far can still be counted after
+# the reset.  Each of @scans, [ $rel, $command, $n ], is a scan just run that
+# the monitor served: wait_for_scans() first, so that it is counted before
+# the reset, not after; then wait_monitor_idle().  Each wait is a test.
+sub reset_prefetch_stats
+{
+	my ($node, @scans) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	foreach my $scan (@scans)
+	{
+		my ($rel, $command, $n) = @$scan;
+		ok(wait_for_scans($node, $rel, $command, $n),
+			"before the statistics reset: $n $command scan(s) of $rel counted");
+	}
+	ok(wait_monitor_idle($node), 'before the statistics reset: the monitor is idle');
+	$node->safe_psql('postgres', 'SELECT pg_stat_prefetch_reset()');
+	return;
 }
 
 # Test $name: a VACUUM (DISABLE_PAGE_SKIPPING) of $table in the postgres
@@ -151,16 +229,17 @@ sub served_again_ok
 {
 	my ($node, $table, $name) = @_;
 	local $Test::Builder::Level = $Test::Builder::Level + 1;
-	$node->safe_psql('postgres', 'SELECT pg_stat_prefetch_reset()');
+	reset_prefetch_stats($node);
 	$node->safe_psql('postgres',
 		"SET vacuum_cost_delay = '4ms'; SET vacuum_cost_limit = 20; VACUUM (DISABLE_PAGE_SKIPPING) $table;"
 	);
-	return ok(
-		$node->poll_query_until(
+	wait_for_scans($node, $table, 'vacuum', 1);
+	return is(
+		$node->safe_psql(
 			'postgres',
-			"SELECT scans = 1 AND prefetched_blocks > 0 FROM pg_stat_prefetch
+			"SELECT scans, prefetched_blocks > 0 FROM pg_stat_prefetch
 			  WHERE relid = '$table'::regclass AND command = 'vacuum'"),
-		$name);
+		'1|t', $name);
 }
 
 # Test $name: nothing in the node's whole log says that a process crashed

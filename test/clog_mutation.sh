@@ -8,8 +8,13 @@
 # For each mutation, a copy of the tree gets one deliberate bug in
 # src/clog_writer.c, is built and installed into the server's directories
 # (PostgreSQL 15's, or BGWP_TEST_VERSION's from scripts/test.sh), and
-# t/032_clog_crash_loop.pl runs against it; the mutation is "caught" if the
-# test fails.  The control, "none", runs the test on the
+# t/032_clog_crash_loop.pl runs against it.  The mutation is "caught" only
+# if the test fails one of its invariant checks (INVARIANT_RE below: the
+# TPC-B invariant and amcheck after a crash, durability of what pgbench saw
+# committed, pg_xact against the WAL).  A test that fails otherwise (a
+# timeout, a server that does not start, a failed setup step) says nothing
+# about the mutation: that is an error of the harness, reported as such,
+# never counted as caught.  The control, "none", runs the test on the
 # checkout as it is, which must pass.  At the end the checkout's own build
 # is installed again (also on an error or Ctrl-C).  Mutations:
 #	none		no change (the control)
@@ -27,7 +32,8 @@
 # Only none and skip_write run by default: dirty_race and no_wal_flush
 # were not caught in one 30-cycle run each (doc/clog_writer.md, "Tests"
 # says why), so they are there to be tried, not a check that passes.
-# Exits 0 when the control passed and every mutation was caught.  Needs
+# Exits 0 when the control passed and every mutation was caught, 2 if any
+# run ended in a harness error, else 1.  Needs
 # root (install) and the packages of scripts/install-deps.sh; takes about 4
 # minutes a mutation.
 set -uo pipefail
@@ -69,7 +75,14 @@ mutate() {
 	grep -q MUTATION "$file"
 }
 
+# The TAP lines of a failed invariant check of t/032_clog_crash_loop.pl
+# (the test names of tpcb_consistent_ok() in t/BgwPrefetchTest.pm and of the
+# test itself), as the test's log has them: after a time stamp,
+# "[14:52:16.491](0.581s) not ok 5 - cycle 1 ...".
+INVARIANT_RE='(^|[[:space:]])not ok [0-9]+ - (cycle [0-9]+ \(synchronous_commit = (on|off)\): (balances add up|bt_index_check on the pgbench indexes|verify_heapam finds nothing|the [0-9]+ transactions pgbench saw committed are there)|pg_xact vs WAL: (no xid .* committed without a commit record|every commit record is committed in pg_xact))'
+
 caught=0
+errors=0
 control=none-run
 for m in "${MUTATIONS[@]}"; do
 	tree=$WORK/$m
@@ -79,16 +92,25 @@ for m in "${MUTATIONS[@]}"; do
 	bgwp_build "$tree" || bgwp_die "mutation $m does not build"
 	bgwp_install "$tree" || bgwp_die "cannot install mutation $m"
 	bgwp_log "mutation $m: running t/032_clog_crash_loop.pl"
+	regress_log=$tree/tmp_check/log/regress_log_032_clog_crash_loop
+	# passed; failed (an invariant check failed); or error (the test
+	# failed, but no invariant check did: it cannot tell)
 	if bgwp_as_pg "$tree" make -s installcheck PROVE_TESTS=t/032_clog_crash_loop.pl \
 		REGRESS= >"$WORK/$m.log" 2>&1; then
 		result=passed
-	else
+	elif grep -Eq "$INVARIANT_RE" "$regress_log" 2>/dev/null; then
 		result=failed
+	else
+		result=error
 	fi
 	bgwp_log "mutation $m: the test $result"
-	grep -E 'not ok|# +(first|Failed test|got|expected)' \
-		"$tree/tmp_check/log/regress_log_032_clog_crash_loop" 2>/dev/null |
-		head -n 12 | sed 's/^/    /'
+	grep -E 'not ok|# +(first|Failed test|got|expected)|Looks like|died|timed out' \
+		"$regress_log" 2>/dev/null | head -n 12 | sed 's/^/    /'
+	if [ "$result" = error ]; then
+		errors=$((errors + 1))
+		bgwp_warn "mutation $m: t/032 failed without failing an invariant check: an error of the harness, not a result; the end of its log:"
+		tail -n 20 "$WORK/$m.log" | sed 's/^/    /'
+	fi
 	if [ "$m" = none ]; then
 		control=$result
 	elif [ "$result" = failed ]; then
@@ -97,5 +119,6 @@ for m in "${MUTATIONS[@]}"; do
 done
 mutants=0
 for m in "${MUTATIONS[@]}"; do [ "$m" = none ] || mutants=$((mutants + 1)); done
-echo "control: ${control/none-run/not run}; mutations caught: $caught of $mutants"
+echo "control: ${control/none-run/not run}; mutations caught: $caught of $mutants; harness errors: $errors"
+[ "$errors" -eq 0 ] || exit 2
 [ "$control" != failed ] && [ "$caught" -eq "$mutants" ]

@@ -530,11 +530,63 @@ test_wait_and_eventfd(IoMethod method, int fd)
 }
 
 /*
+ * Which pages stay in the page cache is the kernel's business: it may evict
+ * any page at any moment (memory pressure from anything else on the
+ * machine), so no exact count of resident pages can be asserted after the
+ * reads.  What the engine guarantees is that the reads happened and brought
+ * the data into the cache: the reads themselves are checked exactly (every
+ * tag back once, with the byte count asked for: check_reqs()), and of their
+ * pages a large majority, RESIDENT_PCT per cent, must be resident right
+ * after.  An engine that read nothing (a lost io_uring read, an fadvise
+ * that is a no-op) leaves next to none.
+ */
+#define RESIDENT_PCT 75
+
+/* The TAP framework's default timeout, PG_TEST_TIMEOUT_DEFAULT (180 s). */
+static long
+timeout_default_ms(void)
+{
+	const char *s = getenv("PG_TEST_TIMEOUT_DEFAULT");
+	long		secs = (s && atol(s) > 0) ? atol(s) : 180;
+
+	return secs * 1000;
+}
+
+/*
+ * Pages of reqs[0..n) resident after the reads (vec: mincore() buffer),
+ * once at least RESIDENT_PCT per cent of the wanted pages are or, if they
+ * never are, at the end.  io_uring reads are in the cache once reaped: one
+ * look.  fadvise readahead has no completion to wait for: it is looked at
+ * until it has brought in that share, up to the default timeout (only a
+ * failure waits that long).  -1 if mincore() failed.
+ */
+static int
+resident_after_reads(IoMethod method, unsigned char *vec, const Req *reqs, int n,
+					 int wanted)
+{
+	int			resident = -1;
+
+	for (long waited = 0;; waited += 10)
+	{
+		if (!file_mincore(vec))
+			return -1;
+		resident = 0;
+		for (int i = 0; i < n; i++)
+			resident += resident_pages(vec, reqs[i].offset, reqs[i].len);
+		if ((long) resident * 100 >= (long) wanted * RESIDENT_PCT ||
+			method == IO_METHOD_IO_URING || waited >= timeout_default_ms())
+			return resident;
+		usleep(10000);
+	}
+}
+
+/*
  * The point of the engine: after reading, the pages are in the page cache.
  * The file is evicted first (skipped, not failed, where eviction does not
- * work, e.g. tmpfs); io_uring reads are resident once reaped, fadvise
- * readahead is given a few seconds.  Also destroy with reads in flight:
- * it must wait for them, so their pages are resident when it returns.
+ * work, e.g. tmpfs); see resident_after_reads() for what is checked.  Also
+ * destroy with reads in flight: it must wait for them, so their pages are
+ * in the cache when it returns; and destroy with reads queued but not
+ * flushed: io_uring drops them, unread.
  */
 static void
 test_page_cache(IoMethod method, int fd)
@@ -576,18 +628,10 @@ test_page_cache(IoMethod method, int fd)
 
 	drive(engine, reqs, NREQ, DEPTH);
 	check_reqs(reqs, NREQ, "page cache reads");
-	for (int attempt = 0; attempt < 300; attempt++)
-	{
-		resident = 0;
-		if (!file_mincore(vec))
-			break;
-		for (int i = 0; i < NREQ; i++)
-			resident += resident_pages(vec, reqs[i].offset, reqs[i].len);
-		if (resident == wanted || method == IO_METHOD_IO_URING)
-			break;
-		usleep(10000);
-	}
-	CHECK(resident == wanted, "%d of %d pages resident after the reads", resident, wanted);
+	resident = resident_after_reads(method, vec, reqs, NREQ, wanted);
+	CHECK((long) resident * 100 >= (long) wanted * RESIDENT_PCT,
+		  "%d of %d pages resident after the reads, fewer than %d%%",
+		  resident, wanted, RESIDENT_PCT);
 
 	/* Destroy right after flushing: it waits, so the pages are there. */
 	evict(fd);
@@ -600,23 +644,50 @@ test_page_cache(IoMethod method, int fd)
 	}
 	CHECK(io_engine_flush(engine) == 0, "flush failed");
 	io_engine_destroy(engine);
-	if (method == IO_METHOD_IO_URING && file_mincore(vec))
+	if (method == IO_METHOD_IO_URING)
 	{
-		resident = 0;
-		for (int i = 0; i < DEPTH; i++)
-			resident += resident_pages(vec, reqs[i].offset, reqs[i].len);
-		CHECK(resident == wanted, "%d of %d pages resident after destroy with reads in flight",
-			  resident, wanted);
+		resident = resident_after_reads(method, vec, reqs, DEPTH, wanted);
+		CHECK((long) resident * 100 >= (long) wanted * RESIDENT_PCT,
+			  "%d of %d pages resident after destroy with reads in flight, fewer than %d%%",
+			  resident, wanted, RESIDENT_PCT);
 	}
 
-	/* Destroy with reads queued but never flushed: dropped, no crash. */
+	/*
+	 * Destroy with reads queued but never flushed: accepted, then dropped
+	 * with the ring by io_uring, so none of them reads a page (checked where
+	 * the ranges were not resident to begin with; nothing else reads this
+	 * file).  fadvise issues each advice at submit: nothing to drop.
+	 */
 	engine = make_engine(method, DEPTH, RANGE_SIZE);
 	if (engine != NULL)
 	{
+		int			accepted = 0;
+		int			before_unflushed = -1;
+
+		evict(fd);
+		if (file_mincore(vec))
+		{
+			before_unflushed = 0;
+			for (int i = 0; i < DEPTH; i++)
+				before_unflushed += resident_pages(vec, (off_t) i * RANGE_SIZE, RANGE_SIZE);
+		}
 		for (int i = 0; i < DEPTH; i++)
-			io_engine_submit(engine, fd, (off_t) i * RANGE_SIZE, RANGE_SIZE, i);
+			accepted += io_engine_submit(engine, fd, (off_t) i * RANGE_SIZE, RANGE_SIZE, i);
+		CHECK(accepted == DEPTH, "destroy with unflushed reads: %d of %d submissions accepted",
+			  accepted, DEPTH);
+		CHECK(io_engine_inflight(engine) == DEPTH,
+			  "destroy with unflushed reads: %d of %d reads held before destroy",
+			  io_engine_inflight(engine), DEPTH);
 		io_engine_destroy(engine);
-		CHECK(true, "destroy with unflushed reads");
+		if (method == IO_METHOD_IO_URING && before_unflushed == 0 && file_mincore(vec))
+		{
+			resident = 0;
+			for (int i = 0; i < DEPTH; i++)
+				resident += resident_pages(vec, (off_t) i * RANGE_SIZE, RANGE_SIZE);
+			CHECK(resident == 0,
+				  "destroy with unflushed reads: %d pages read, the dropped reads should read none",
+				  resident);
+		}
 	}
 	free(vec);
 }
