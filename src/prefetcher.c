@@ -568,6 +568,11 @@ start_announced_target(const AnnouncedScan *a, bool forecast)
 		BGWP_RELFILE_SET(t->relfile, t->rel.spcnode, t->rel.dbnode,
 						 t->rel.relfilenode);
 		t->nblocks = relation_nblocks(t);
+		if (t->nblocks == 0 || t->nblocks < (BlockNumber) bgwp_min_relation_size)
+		{
+			release_target(t);	/* too small to be followed */
+			return false;
+		}
 		t->last_position = t->nblocks;
 		t->awaiting_start = false;
 		t->command_over = true;

@@ -57,8 +57,8 @@ sub stats_row
 	my ($command) = @_;
 	return $node->safe_psql(
 		'postgres', qq{
-SELECT scans, scan_blocks > 0, scan_time > 0,
-       scan_read_rate > 0 AND scan_read_rate < 10000,
+SELECT scans, blocks_read > 0, total_time > 0,
+       read_rate > 0 AND read_rate < 10000,
        datname = current_database(), relname,
        last_scan IS NOT NULL AND last_scan <= now()
   FROM pg_stat_prefetch

@@ -132,20 +132,22 @@ sub check_fidelity
 	is($scanned, scalar @plan, "$label: reference rule predicts VACUUM's scanned pages ($scanned)");
 
 	# the scan is logged
-	$node->wait_for_log(qr/bgw_prefetch: vacuum of "public.fid".*joined at block \d+/, $offset);
+	$node->wait_for_log(qr/bgw_prefetch: vacuum of "public.fid".*\n\s*blocks: \d+ read/, $offset);
 	my $log = slurp_file($node->logfile, $offset);
-	my ($join, $planned, $prefetched, $late) = $log =~
-	  /bgw_prefetch: vacuum of "public.fid".*joined at block (\d+).*planned (\d+), prefetched (\d+) blocks.*late (\d+)/;
+	my ($head, $planned, $prefetched, $late) = $log =~
+	  /bgw_prefetch: vacuum of "public.fid"([^\n]*)\n\s*blocks: (\d+) read.*?prefetch: (\d+) blocks, \d+ ready, (\d+) late/s;
+	my ($join) = ($head // '') =~ /followed from block (\d+)/;
+	$join //= 0;
 	my $expected = grep { $_ >= $join } @plan;
 	is($planned, $expected,
-		"$label: planned blocks from block $join equal VACUUM's reads from there");
+		"$label: blocks read from block $join equal VACUUM's reads from there");
 	# the VACUUM's backend announced the table: planned from its first block
 	is($join, 0, "$label: prefetcher started at block 0, before the scan showed");
 	cmp_ok(($prefetched - $late), '>=', 0.95 * $planned,
 		"$label: >= 95% of planned blocks read before VACUUM reached them ($prefetched prefetched, $late late, $planned planned)");
 
 	my $row = $node->safe_psql('postgres',
-		"SELECT scans, planned_blocks, prefetched_blocks > 0, wasted_blocks FROM pg_stat_prefetch WHERE relname = 'fid' AND command = 'vacuum'");
+		"SELECT scans, blocks_read, blocks_prefetched > 0, blocks_unused FROM pg_stat_prefetch WHERE relname = 'fid' AND command = 'vacuum'");
 	is($row, "1|$planned|t|0", "$label: pg_stat_prefetch agrees with the log");
 	return;
 }
@@ -173,10 +175,11 @@ check_fidelity(
 	"SET vacuum_freeze_table_age = 0;\nVACUUM (VERBOSE) fid;");
 
 # A VACUUM that waits for its table's lock longer than an early start waits
-# for the scan (1 s): the early start is abandoned, and the scan is served
+# for the scan (1 s): the early start is given up, and the scan is served
 # from where it is once it shows.
 {
 	set_pattern();
+	reset_prefetch_stats($node);
 	my $offset = -s $node->logfile;
 	my $locker = $node->background_psql('postgres');
 	$locker->query_safe('BEGIN; LOCK fid IN SHARE UPDATE EXCLUSIVE MODE');
@@ -184,11 +187,17 @@ check_fidelity(
 	ok( $node->poll_query_until(
 			'postgres', "SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $pid"),
 		'lock wait: VACUUM waits for the table lock');
-	# the early start is abandoned
-	$node->wait_for_log(qr/bgw_prefetch: vacuum of "public.fid".*\) abandoned:/, $offset);
+	# the early start is given up (after a second), unrecorded: no scan ran
+	ok( $node->poll_query_until(
+			'postgres',
+			"SELECT count(*) = 0 FROM pg_stat_prefetch_activity WHERE relname = 'fid'"),
+		'lock wait: the early start is given up');
+	is( $node->safe_psql('postgres',
+			"SELECT count(*) FROM pg_stat_prefetch WHERE relname = 'fid' AND command = 'vacuum'"),
+		'0', 'lock wait: no scan recorded while the VACUUM waits');
 	$locker->query_safe('COMMIT');
 	# the VACUUM is served once its scan starts
-	$node->wait_for_log(qr/bgw_prefetch: vacuum of "public.fid".*\) done:.*prefetched [1-9]/, $offset);
+	$node->wait_for_log(qr/bgw_prefetch: vacuum of "public.fid".*: prefetched.*\n(?:\s.*\n)*?\s*prefetch: [1-9]/, $offset);
 	$s->quit;
 	$locker->quit;
 }

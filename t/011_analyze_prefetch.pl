@@ -66,7 +66,7 @@ cmp_ok($dense->{prefetched}, '>', 0, "dense sample: blocks prefetched ($dense->{
 cmp_ok($dense->{wasted}, '<=', 0.1 * $dense->{prefetched}, 'dense sample: wasted small relative to the window');
 
 my $row = $node->safe_psql('postgres',
-	"SELECT scans, scan_blocks > 0, prefetched_blocks > 0 FROM pg_stat_prefetch WHERE relname = 'samp' AND command = 'analyze'");
+	"SELECT scans, blocks_read > 0, blocks_prefetched > 0 FROM pg_stat_prefetch WHERE relname = 'samp' AND command = 'analyze'");
 is($row, '1|t|t', 'pg_stat_prefetch shows the analyze scan');
 
 # The stream's reads in flight: maintenance_io_concurrency (by default 10 up
@@ -88,7 +88,7 @@ my $sparse = analyze_with_target(1, [ 'samp', 'analyze', 2 ]);
 is($sparse->{state}, 'sample too sparse to stream', 'sparse sample: deliberately not streamed');
 is($sparse->{prefetched}, 0, 'sparse sample: no prefetch reads');
 $row = $node->safe_psql('postgres',
-	"SELECT scans, prefetched_blocks FROM pg_stat_prefetch WHERE relname = 'samp' AND command = 'analyze'");
+	"SELECT scans, blocks_prefetched FROM pg_stat_prefetch WHERE relname = 'samp' AND command = 'analyze'");
 is($row, '1|0', 'pg_stat_prefetch shows the sparse scan with no prefetch');
 
 $node->stop;

@@ -64,7 +64,7 @@ sub wait_prefetching
 			"SELECT count(*) > 0 FROM bgw_prefetch_activity() a
 			   JOIN pg_database d ON d.oid = a.datid
 			  WHERE d.datname = '$db' AND a.relid = $relid
-			    AND a.state = 'prefetching' AND a.prefetched_blocks > 0"),
+			    AND a.state = 'prefetching' AND a.blocks_prefetched > 0"),
 		"$what: $db.$rel is being prefetched");
 	return $relid;
 }

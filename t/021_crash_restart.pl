@@ -85,7 +85,7 @@ sub wait_prefetching
 			'postgres',
 			"SELECT count(*) = 1 FROM pg_stat_prefetch_activity
 			  WHERE relid = 'big'::regclass AND state = 'prefetching'
-			    AND prefetched_blocks > 0"),
+			    AND blocks_prefetched > 0"),
 		"$what: the VACUUM of big is being prefetched");
 }
 

@@ -114,7 +114,7 @@ is(monitor_pid($node), $monitor, 'no worker slot: same monitor');
 cmp_ok($cpu, '<', 0.25 * $elapsed,
 	sprintf('no worker slot: the monitor used %.2f s of CPU in %.1f s (no busy loop)', $cpu, $elapsed));
 is($node->safe_psql('postgres',
-		"SELECT count(*) FROM pg_stat_prefetch WHERE relid = 'big'::regclass AND prefetched_blocks > 0"),
+		"SELECT count(*) FROM pg_stat_prefetch WHERE relid = 'big'::regclass AND blocks_prefetched > 0"),
 	'0', 'no worker slot: nothing was prefetched');
 
 # ---- a full statistics hash; enough worker slots from here on

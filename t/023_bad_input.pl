@@ -283,7 +283,7 @@ $late->safe_psql('postgres',
 	"SET vacuum_cost_delay = '4ms'; SET vacuum_cost_limit = 20; VACUUM (DISABLE_PAGE_SKIPPING) big;");
 ok( $late->poll_query_until(
 		'postgres',
-		"SELECT prefetched_blocks > 0 FROM pg_stat_prefetch WHERE relid = 'big'::regclass AND command = 'vacuum'"),
+		"SELECT blocks_prefetched > 0 FROM pg_stat_prefetch WHERE relid = 'big'::regclass AND command = 'vacuum'"),
 	'preloaded later: the extension created before works, the VACUUM was prefetched');
 
 # and no longer preloaded

@@ -53,7 +53,7 @@ sub fill
 	return;
 }
 
-# pg_stat_prefetch: "scans|planned > 0|prefetched > 0" for one relation,
+# pg_stat_prefetch: "scans|read > 0|prefetched > 0" for one relation,
 # once the monitor has counted at least $n scans of it (1 by default): it
 # adds a scan to the statistics when it sees it end, after the command has
 # returned.
@@ -63,7 +63,7 @@ sub stats_of
 	$n //= 1;
 	ok(wait_for_scans($node, $relid, $command, $n), "$n $command scan(s) of relation $relid counted");
 	return $node->safe_psql('postgres',
-		"SELECT scans, planned_blocks > 0, prefetched_blocks > 0
+		"SELECT scans, blocks_read > 0, blocks_prefetched > 0
 		   FROM pg_stat_prefetch WHERE relid = $relid AND command = '$command'");
 }
 
@@ -151,18 +151,18 @@ is(stats_of(oid_of('mv'), 'vacuum'), '1|t|t', 'materialized view: VACUUM prefetc
 	# the VACUUM and the ANALYZE are logged with the reason (after their
 	# statistics are counted)
 	$node->wait_for_log(
-		qr/bgw_prefetch: vacuum of "pg_temp_\d+\.tt" .* temporary table: scan advanced/, $offset);
+		qr/bgw_prefetch: vacuum of "pg_temp_\d+\.tt" .*: watched \(temporary table\)/, $offset);
 	$node->wait_for_log(
-		qr/bgw_prefetch: analyze of "pg_temp_\d+\.tt" .* temporary table: scan advanced/, $offset);
+		qr/bgw_prefetch: analyze of "pg_temp_\d+\.tt" .*: watched \(temporary table\)/, $offset);
 	is( $node->safe_psql(
 			'postgres',
-			"SELECT sum(prefetched_blocks) FROM pg_stat_prefetch WHERE relid = $tt"),
+			"SELECT sum(blocks_prefetched) FROM pg_stat_prefetch WHERE relid = $tt"),
 		'0', 'temporary table: nothing was prefetched');
 	is( $node->safe_psql(
 			'postgres',
-			"SELECT skipped_scans > 0 AND skipped_scans = scans, last_skip_reason
+			"SELECT watched_scans > 0 AND watched_scans = scans, last_watched_reason
 			   FROM pg_stat_prefetch WHERE relid = $tt AND command = 'vacuum'"),
-		't|temporary table', 'temporary table: every scan counted as skipped, with the reason');
+		't|temporary table', 'temporary table: every scan counted as watched, with the reason');
 }
 
 # ---- TOAST table: out-of-line values, not compressed
@@ -176,7 +176,7 @@ is(stats_of(oid_of('mv'), 'vacuum'), '1|t|t', 'materialized view: VACUUM prefetc
 	$node->safe_psql('postgres', "$slow VACUUM (DISABLE_PAGE_SKIPPING) toasty;");
 	is(stats_of($toast, 'vacuum'), '1|t|t', 'TOAST table: served as a target of its own, prefetched');
 	# logged under its own name
-	$node->wait_for_log(qr/bgw_prefetch: vacuum of "pg_toast\.pg_toast_\d+" .* done:/, $offset);
+	$node->wait_for_log(qr/bgw_prefetch: vacuum of "pg_toast\.pg_toast_\d+" .*: prefetched/, $offset);
 }
 
 # ---- TOAST table, as a VACUUM meets it in real life: frozen, then a few
@@ -214,10 +214,10 @@ UPDATE tst SET doc = doc || 'x' WHERE id % 100 = 1;
 		stats_of($relid, 'vacuum');
 		is( $node->safe_psql(
 				'postgres',
-				"SELECT scans, planned_blocks, skipped_scans, last_skip_reason IS NULL
+				"SELECT scans, blocks_read, joined_scans, prefetched_scans
 				   FROM pg_stat_prefetch WHERE relid = $relid AND command = 'vacuum'"),
-			"1|$scanned{$name}|0|t",
-			"$name: planned blocks = VACUUM VERBOSE's scanned pages, not skipped");
+			"1|$scanned{$name}|0|1",
+			"$name: blocks_read = VACUUM VERBOSE's scanned pages, prefetched from its first block");
 	}
 	# the ANALYZE (not slowed) may be over before the monitor sees it: wait
 	# until the monitor is idle before checking for rows it did not add
@@ -444,13 +444,14 @@ $$;
 		is($beyond, 0, "growing table: the $cmd prefetch stayed within the $blocks blocks it scans");
 		# the $cmd is logged
 		$node->wait_for_log(
-			qr/bgw_prefetch: $cmd of "public\.gs" .* (done|abandoned): .*joined at block \d+, planned \d+/,
-			$offset);
-		my ($join, $planned, $prefetched) = slurp_file($node->logfile, $offset) =~
-		  /bgw_prefetch: $cmd of "public\.gs" .*joined at block (\d+), planned (\d+), prefetched (\d+) blocks/;
-		cmp_ok($join + $planned, '<=', $blocks + 1,
-			"growing table: $cmd planned within the file it scans (joined at $join, planned $planned)");
-		cmp_ok($prefetched, '<=', $planned, "growing table: $cmd prefetched no more than planned");
+			qr/bgw_prefetch: $cmd of "public\.gs" .*\n\s*blocks: \d+ (read|sampled)/, $offset);
+		my ($head, $read, $prefetched) = slurp_file($node->logfile, $offset) =~
+		  /bgw_prefetch: $cmd of "public\.gs"([^\n]*)\n\s*blocks: (\d+) (?:read|sampled).*?prefetch: (\d+) blocks/s;
+		my ($join) = ($head // '') =~ /followed from block (\d+)/;
+		$join //= 0;
+		cmp_ok($join + $read, '<=', $blocks + 1,
+			"growing table: $cmd read within the file it scans (followed from $join, read $read)");
+		cmp_ok($prefetched, '<=', $blocks, "growing table: $cmd prefetched within the $blocks blocks it scans");
 	}
 
 	# shrink: delete the upper half and let VACUUM truncate the file
@@ -466,23 +467,24 @@ $$;
 		my $offset = -s $node->logfile;
 		$node->safe_psql('postgres', "$slow $command gs;");
 		is(stats_of($gs, $cmd), '1|t|t', "shrunk table: the $cmd is prefetched");
-		# the $cmd is logged as done
-		$node->wait_for_log(qr/bgw_prefetch: $cmd of "public\.gs" .* done: .*planned \d+/, $offset);
-		my ($join, $planned) = slurp_file($node->logfile, $offset) =~
-		  /bgw_prefetch: $cmd of "public\.gs" .*joined at block (\d+), planned (\d+)/;
-		cmp_ok($join + $planned, '<=', $shrunk + 1,
-			"shrunk table: $cmd planned within the $shrunk blocks left (joined at $join, planned $planned)");
+		# the $cmd is logged, completed
+		$node->wait_for_log(qr/bgw_prefetch: $cmd of "public\.gs" .*: prefetched(, followed from block \d+)?\n\s*blocks: \d+/, $offset);
+		my ($head, $read) = slurp_file($node->logfile, $offset) =~
+		  /bgw_prefetch: $cmd of "public\.gs"([^\n]*)\n\s*blocks: (\d+)/;
+		my ($join) = ($head // '') =~ /followed from block (\d+)/;
+		$join //= 0;
+		cmp_ok($join + $read, '<=', $shrunk + 1,
+			"shrunk table: $cmd read within the $shrunk blocks left (followed from $join, read $read)");
 	}
 }
 
 # ---- autovacuum of a table and of its TOAST table (processed as two
-# tables of their own, each found by polling and resolved by a worker):
-# each relation the monitor saw is either planned exactly (planned blocks =
-# the "scanned" pages of autovacuum's log line) or counted as skipped, with
-# the reason in pg_stat_prefetch and in its LOG line (joined after its first
-# block, or over before its relation was resolved).  A scan over before the
-# monitor's next look (39 blocks here) may leave no row at all (documented).
-# Last: autovacuum stays on from here.
+# tables of their own): each relation the monitor saw is either counted
+# exactly (blocks_read = the "scanned" pages of autovacuum's log line) or
+# recorded as joined, with the block it was followed from, in
+# pg_stat_prefetch and in its LOG line.  The table (39 blocks) may be over
+# before the monitor's first look, if the forecaster was not there yet:
+# then it leaves no row.  Last: autovacuum stays on from here.
 {
 	my $toast = create_toasted('avt', 6000);
 	my $main = oid_of('avt');
@@ -525,18 +527,16 @@ SELECT pg_reload_conf();
 		}
 		my $row = $node->safe_psql(
 			'postgres',
-			"SELECT planned_blocks, skipped_scans, coalesce(last_skip_reason, '')
+			"SELECT blocks_read, joined_scans, coalesce(last_joined_block, -1)
 			   FROM pg_stat_prefetch WHERE relid = $relid AND command = 'vacuum'");
 		next if $row eq '' && $may_be_unseen;
-		like($row, qr/^($scanned\|0\||\d+\|1\|.+)$/,
-			"autovacuum: $name planned exactly ($scanned scanned) or counted as skipped: $row");
-		my ($reason) = $row =~ /^\d+\|1\|(.+)$/;
-		next unless defined $reason;
-		# (named "(not resolved)" when it ended before that)
-		my $logged = $reason =~ /^joined at block \d+$/ ? qr/ done: .*\Q$reason\E,/ : qr/ \Q$reason\E: /;
-		# logged with the reason
+		like($row, qr/^($scanned\|0\|-1|\d+\|1\|\d+)$/,
+			"autovacuum: $name counted exactly ($scanned scanned) or recorded as joined: $row");
+		my ($join) = $row =~ /^\d+\|1\|(\d+)$/;
+		next unless defined $join;
+		# logged with the block it was followed from
 		$node->wait_for_log(
-			qr/bgw_prefetch: automatic vacuum of "[^"]+" \(database \d+, relation $relid, pid \d+\)$logged/,
+			qr/bgw_prefetch: automatic vacuum of "[^"]+" \(database \d+, relation $relid, pid \d+\): \w+.*, followed from block $join/,
 			$offset);
 	}
 }

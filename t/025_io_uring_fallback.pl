@@ -61,7 +61,7 @@ sub served_vacuum
 	if ($node->poll_query_until(
 			'postgres',
 			"SELECT count(*) = 1 FROM pg_stat_prefetch_activity
-			  WHERE relid = 'big'::regclass AND state = 'prefetching' AND prefetched_blocks > 0"))
+			  WHERE relid = 'big'::regclass AND state = 'prefetching' AND blocks_prefetched > 0"))
 	{
 		$method = $node->safe_psql('postgres',
 			"SELECT io_method FROM pg_stat_prefetch_activity WHERE relid = 'big'::regclass");
@@ -70,7 +70,7 @@ sub served_vacuum
 	$s->quit;
 	wait_for_scans($node, 'big', 'vacuum', 1);
 	my $prefetched = $node->safe_psql('postgres',
-		"SELECT prefetched_blocks > 0 FROM pg_stat_prefetch WHERE relid = 'big'::regclass AND command = 'vacuum'");
+		"SELECT blocks_prefetched > 0 FROM pg_stat_prefetch WHERE relid = 'big'::regclass AND command = 'vacuum'");
 	return "$method|$prefetched";
 }
 

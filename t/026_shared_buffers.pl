@@ -116,7 +116,7 @@ cmp_ok($ahead_max, '<=', $cap_blocks,
 	"never more than the cap ($cap_blocks blocks) ahead of the scan (at most $ahead_max)");
 ok( $node->poll_query_until(
 		'postgres',
-		"SELECT scans = 1 AND loaded_blocks > 4000 AND loader_aborts = 0
+		"SELECT scans = 1 AND blocks_loaded > 4000 AND loader_aborts = 0
 		   FROM pg_stat_prefetch WHERE relid = 'sb'::regclass AND command = 'vacuum'"),
 	'pg_stat_prefetch counts the blocks loaded into shared buffers');
 my $vacuum_reads = $node->safe_psql('postgres',

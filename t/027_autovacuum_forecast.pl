@@ -143,7 +143,7 @@ SELECT requests_answered > 0 FROM bgw_prefetch_forecasters()
 	'the forecaster answered the monitor\'s resolve requests');
 ok( $node->poll_query_until(
 		'postgres', "
-SELECT scans >= 1 AND planned_blocks > 0 FROM bgw_prefetch_stats()
+SELECT scans >= 1 AND blocks_read > 0 FROM bgw_prefetch_stats()
  WHERE datid = $fc_oid AND relid = $relid{t4} AND command = 'vacuum'"),
 	'the slowed autovacuum scan was served');
 ok( $node->poll_query_until(

@@ -237,7 +237,7 @@ sub served_again_ok
 	return is(
 		$node->safe_psql(
 			'postgres',
-			"SELECT scans, prefetched_blocks > 0 FROM pg_stat_prefetch
+			"SELECT scans, blocks_prefetched > 0 FROM pg_stat_prefetch
 			  WHERE relid = '$table'::regclass AND command = 'vacuum'"),
 		'1|t', $name);
 }
