@@ -1269,6 +1269,33 @@ stop_loader(PrefetchTarget *t)
 /* ---------------- target lifecycle ---------------- */
 
 /*
+ * The VACUUM may have moved on while its blocks were being counted (the
+ * monitor shares two cores with it, and may be preempted): the count of
+ * the blocks it passed may have been taken on visibility-map bits it had
+ * set already.  Look again, after the count; if it is past the block the
+ * count started from, count again from where it is, and follow it from
+ * there (a joined scan) -- a count is exact or says where it starts.
+ */
+static void
+rejoin_if_overtaken(PrefetchTarget *t)
+{
+	TargetObservation now_obs;
+
+	if (targets_observe(t->obs.slot, t->obs.pid, &now_obs) != OBSERVE_WATCHED ||
+		!same_scan(&now_obs, &t->obs) || now_obs.position <= t->join_block)
+		return;
+	t->obs = now_obs;
+	t->last_position = now_obs.position;
+	t->join_block = now_obs.position;
+	vacuum_plan_init_at(&t->vplan, t->nblocks, t->rel.skip_mode,
+						(uint32) t->join_block + 1);
+	t->count_plan = t->vplan;
+	t->count_done = false;
+	t->blocks_planned = 1;		/* the block it reads now */
+	count_planned_blocks(t, 0, BGWP_COUNT_BUDGET);
+}
+
+/*
  * The relation is known (resolved): set up planning -- a VACUUM's blocks are
  * counted over the visibility map whether or not they are read ahead -- and
  * decide whether to read ahead.
@@ -1319,6 +1346,7 @@ activate_target(PrefetchTarget *t)
 		 * skip what the VACUUM read meanwhile.
 		 */
 		count_planned_blocks(t, 0, BGWP_COUNT_BUDGET);
+		rejoin_if_overtaken(t);
 	}
 	else
 	{

@@ -44,26 +44,28 @@ sub analyze_with_target
 	# the scan is logged, after it is counted
 	$node->wait_for_log(qr/bgw_prefetch: analyze of "public.samp"/, $offset);
 	my $log = slurp_file($node->logfile, $offset);
-	my ($line) = $log =~ /(bgw_prefetch: analyze of "public.samp".*)/;
+	my ($line) = $log =~ /(bgw_prefetch: analyze of "public.samp".*\n(?:\t.*\n)*)/;
 	my %f;
-	($f{state}) = $line =~ /pid \d+\) ([^:]+):/;
-	@f{qw(planned prefetched late wasted)} =
-	  $line =~ /planned (\d+), prefetched (\d+) blocks.*late (\d+), wasted (\d+)/;
+	($f{state}) = $line =~ /pid \d+\): (prefetched|watched \(([^)]*)\))/;
+	$f{state} = $2 if defined $2;
+	@f{qw(prefetched late unused)} =
+	  $line =~ /prefetch: (\d+) blocks, \d+ ready, (\d+) late, (\d+) unused/;
+	$f{prefetched} //= 0;
 	note "target $target: $line";
 	return \%f;
 }
 
 # Whole relation (30,000 >= 6,000 blocks): a plain sequential stream.
 my $whole = analyze_with_target(100);
-is($whole->{state}, 'done', 'whole-relation sample: streamed');
+is($whole->{state}, 'prefetched', 'whole-relation sample: streamed');
 cmp_ok($whole->{prefetched}, '>', $nblocks / 2, "whole-relation sample: most blocks prefetched ($whole->{prefetched})");
-cmp_ok($whole->{wasted}, '<=', 0.1 * $whole->{prefetched}, 'whole-relation sample: little waste');
+cmp_ok($whole->{unused}, '<=', 0.1 * $whole->{prefetched}, 'whole-relation sample: little waste');
 
 # 60 % of the blocks (3,600 of 6,000): dense, streamed.
 my $dense = analyze_with_target(12);
-is($dense->{state}, 'done', 'dense sample: streamed');
+is($dense->{state}, 'prefetched', 'dense sample: streamed');
 cmp_ok($dense->{prefetched}, '>', 0, "dense sample: blocks prefetched ($dense->{prefetched})");
-cmp_ok($dense->{wasted}, '<=', 0.1 * $dense->{prefetched}, 'dense sample: wasted small relative to the window');
+cmp_ok($dense->{unused}, '<=', 0.1 * $dense->{prefetched}, 'dense sample: unused small relative to the window');
 
 my $row = $node->safe_psql('postgres',
 	"SELECT scans, blocks_read > 0, blocks_prefetched > 0 FROM pg_stat_prefetch WHERE relname = 'samp' AND command = 'analyze'");

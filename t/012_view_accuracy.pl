@@ -157,8 +157,16 @@ dirty();
 make_cold();
 $node->safe_psql('postgres', 'SELECT pg_stat_prefetch_reset()');
 my $offset = -s $node->logfile;
+# A client stays connected, as on a server in use: the monitor keeps a
+# forecaster in its database, which has the table in its forecast before
+# autovacuum comes.
+my $client = $node->background_psql('postgres');
 $node->safe_psql('postgres',
 	'ALTER TABLE acc SET (autovacuum_enabled = on, autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 100, autovacuum_analyze_threshold = 1000000000)');
+ok( $node->poll_query_until(
+		'postgres',
+		"SELECT count(*) = 1 FROM bgw_prefetch_forecast() WHERE relid = 'acc'::regclass AND needs_vacuum"),
+	'the forecaster has the table due for autovacuum');
 $node->safe_psql('postgres', 'ALTER SYSTEM SET autovacuum = on');
 $node->reload;
 $node->wait_for_log(qr/automatic vacuum of table "postgres\.public\.acc"(?s:.*?)system usage/, $offset);
@@ -169,10 +177,14 @@ my $row = vacuum_row(1);
 note "autovacuum: log scanned $rep->{scanned}, read rate $rep->{read_rate} MB/s, read $rep->{read_time} ms; view: "
   . join(', ', map { "$_ $row->{$_}" } sort keys %$row);
 compare_ok('autovacuum', $row, $rep);
+is($row->{joined_scans}, 0, 'autovacuum: followed from its first block');
+cmp_ok($row->{blocks_prefetched}, '>=', 0.9 * $rep->{scanned},
+	"autovacuum: >= 90 % of the blocks it read were prefetched ($row->{blocks_prefetched} of $rep->{scanned})");
 like(
 	$log,
 	qr/bgw_prefetch: automatic vacuum of "public\.acc".*prefetched\nblocks: $rep->{scanned} read/,
 	'the end-of-scan LOG line gives the same blocks in autovacuum\'s words');
 
+$client->quit;
 $node->stop;
 done_testing();
