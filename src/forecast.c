@@ -136,6 +136,8 @@ PG_FUNCTION_INFO_V1(bgw_prefetch_forecasters);
 #define FORECAST_START_LOG_INTERVAL_MS 60000
 /* Resolutions older than this are redone even when nothing changed, in ms */
 #define FORECAST_RESOLVE_MAX_AGE_MS 5000
+/* A relation processed since it was forecast stays listed this long, in ms */
+#define FORECAST_DONE_KEEP_MS 10000
 
 /* Order key of the second pass (TOAST tables), above any first-pass row */
 #define FORECAST_TOAST_PASS 0x80000000U
@@ -156,6 +158,7 @@ typedef struct ForecastEntry
 	bool		doanalyze;
 	bool		wraparound;
 	bool		done;			/* no longer needs work: processed since */
+	TimestampTz done_at;		/* first found done */
 	BlockNumber nblocks;		/* file size when computed */
 	TimestampTz resolved_at;
 	ResolvedRelation rel;
@@ -698,7 +701,15 @@ consider_relation(HeapTuple tuple, const AutovacTableOptions *opts,
 							 ReadNextMultiXactId(), &decision);
 	if (toast_pass)
 		decision.doanalyze = false; /* autovacuum ignores it for TOAST */
-	if (!decision.dovacuum && !decision.doanalyze && old == NULL)
+	/*
+	 * A relation processed since it was forecast stays listed for a while,
+	 * done: forecast_next() is asked what comes after it while its scan is
+	 * served, which may be after its statistics said it is done.
+	 */
+	if (!decision.dovacuum && !decision.doanalyze &&
+		(old == NULL ||
+		 (old->done && TimestampDifferenceExceeds(old->done_at, now,
+												  FORECAST_DONE_KEEP_MS))))
 		return large;
 
 	/*
@@ -725,6 +736,14 @@ consider_relation(HeapTuple tuple, const AutovacTableOptions *opts,
 	e->wraparound = decision.wraparound;
 	e->done = !decision.dovacuum && !decision.doanalyze;
 	e->nblocks = nblocks;
+	if (e->done)
+	{
+		/* old is set: only forecast relations are kept once done */
+		e->done_at = old->done ? old->done_at : now;
+		e->rel = old->rel;
+		e->resolved_at = old->resolved_at;
+		return true;
+	}
 
 	/*
 	 * Resolve again only what may have changed: a new autovacuum worker
@@ -913,6 +932,8 @@ forecaster_exit(int code, Datum arg)
 	TimestampTz now = GetCurrentTimestamp();
 	ForecastDatabase *db = &forecast_shared->databases[my_slot];
 
+	/* after an ERROR (FATAL here) nothing else may be held */
+	LWLockReleaseAll();
 	resolver_resident_detach();
 	LWLockAcquire(forecast_shared->lock, LW_EXCLUSIVE);
 	if (db->generation == my_generation)
