@@ -132,6 +132,11 @@ PG_FUNCTION_INFO_V1(bgw_prefetch_forecasters);
 #define FORECAST_EMPTY_BACKOFF_MS 60000
 /* After a failed start or a forecaster's ERROR, wait this long, in ms */
 #define FORECAST_ERROR_BACKOFF_MS 10000
+/*
+ * A forecaster asked for this long ago that never connected is forgotten (a
+ * monitor restarted meanwhile lost the handle that would tell), in ms
+ */
+#define FORECAST_START_TIMEOUT_MS 30000
 /* Log a failed start at most this often, in ms */
 #define FORECAST_START_LOG_INTERVAL_MS 60000
 /* Resolutions older than this are redone even when nothing changed, in ms */
@@ -169,6 +174,7 @@ typedef struct ForecastDatabase
 	Oid			dbid;			/* InvalidOid: slot free */
 	ForecasterState state;
 	uint32		generation;		/* of the forecaster started last */
+	TimestampTz started_at;		/* when it was asked for */
 	int			pid;
 	Latch	   *latch;
 	TimestampTz last_seen;		/* the monitor saw an autovacuum worker here */
@@ -359,9 +365,13 @@ forecast_autovacuum_seen(Oid dbid, int worker_pid)
 		db->next_known = (db->next_known + 1) % FORECAST_KNOWN_WORKERS;
 		db->recompute = true;
 	}
+	if (db->state == FORECASTER_STARTING &&
+		TimestampDifferenceExceeds(db->started_at, now, FORECAST_START_TIMEOUT_MS))
+		db->state = FORECASTER_NONE;
 	if (db->state == FORECASTER_NONE && now >= db->retry_after)
 	{
 		db->state = FORECASTER_STARTING;
+		db->started_at = now;
 		db->generation = forecast_shared->next_generation++;
 		generation = db->generation;
 		start = true;
