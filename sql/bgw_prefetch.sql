@@ -25,6 +25,7 @@ SELECT p.proname, p.proretset,
  WHERE e.extname = 'bgw_prefetch'
    AND p.proname IN ('bgw_prefetch_stats', 'bgw_prefetch_activity',
                      'bgw_prefetch_clog_stats', 'bgw_prefetch_status',
+                     'bgw_prefetch_forecast', 'bgw_prefetch_forecasters',
                      'pg_stat_prefetch_reset')
  ORDER BY p.proname COLLATE "C";
 

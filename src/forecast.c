@@ -134,10 +134,17 @@ PG_FUNCTION_INFO_V1(bgw_prefetch_forecasters);
 #define FORECAST_EMPTY_BACKOFF_MS 60000
 /* After a failed start or a forecaster's ERROR, wait this long, in ms */
 #define FORECAST_ERROR_BACKOFF_MS 10000
+/*
+ * A forecaster asked for this long ago that never connected is forgotten (a
+ * monitor restarted meanwhile lost the handle that would tell), in ms
+ */
+#define FORECAST_START_TIMEOUT_MS 30000
 /* Log a failed start at most this often, in ms */
 #define FORECAST_START_LOG_INTERVAL_MS 60000
 /* Resolutions older than this are redone even when nothing changed, in ms */
 #define FORECAST_RESOLVE_MAX_AGE_MS 5000
+/* A relation processed since it was forecast stays listed this long, in ms */
+#define FORECAST_DONE_KEEP_MS 10000
 
 /* Order key of the second pass (TOAST tables), above any first-pass row */
 #define FORECAST_TOAST_PASS 0x80000000U
@@ -158,6 +165,7 @@ typedef struct ForecastEntry
 	bool		doanalyze;
 	bool		wraparound;
 	bool		done;			/* no longer needs work: processed since */
+	TimestampTz done_at;		/* first found done */
 	BlockNumber nblocks;		/* file size when computed */
 	TimestampTz resolved_at;
 	ResolvedRelation rel;
@@ -168,6 +176,7 @@ typedef struct ForecastDatabase
 	Oid			dbid;			/* InvalidOid: slot free */
 	ForecasterState state;
 	uint32		generation;		/* of the forecaster started last */
+	TimestampTz started_at;		/* when it was asked for */
 	int			pid;
 	Latch	   *latch;
 	TimestampTz last_seen;		/* the monitor saw an autovacuum worker here */
@@ -359,9 +368,13 @@ forecast_autovacuum_seen(Oid dbid, int worker_pid)
 		db->next_known = (db->next_known + 1) % FORECAST_KNOWN_WORKERS;
 		db->recompute = true;
 	}
+	if (db->state == FORECASTER_STARTING &&
+		TimestampDifferenceExceeds(db->started_at, now, FORECAST_START_TIMEOUT_MS))
+		db->state = FORECASTER_NONE;
 	if (db->state == FORECASTER_NONE && now >= db->retry_after)
 	{
 		db->state = FORECASTER_STARTING;
+		db->started_at = now;
 		db->generation = forecast_shared->next_generation++;
 		generation = db->generation;
 		start = true;
@@ -762,7 +775,15 @@ consider_relation(HeapTuple tuple, const AutovacTableOptions *opts,
 							 ReadNextMultiXactId(), &decision);
 	if (toast_pass)
 		decision.doanalyze = false; /* autovacuum ignores it for TOAST */
-	if (!decision.dovacuum && !decision.doanalyze && old == NULL)
+	/*
+	 * A relation processed since it was forecast stays listed for a while,
+	 * done: forecast_next() is asked what comes after it while its scan is
+	 * served, which may be after its statistics said it is done.
+	 */
+	if (!decision.dovacuum && !decision.doanalyze &&
+		(old == NULL ||
+		 (old->done && TimestampDifferenceExceeds(old->done_at, now,
+												  FORECAST_DONE_KEEP_MS))))
 		return large;
 
 	/*
@@ -789,6 +810,14 @@ consider_relation(HeapTuple tuple, const AutovacTableOptions *opts,
 	e->wraparound = decision.wraparound;
 	e->done = !decision.dovacuum && !decision.doanalyze;
 	e->nblocks = nblocks;
+	if (e->done)
+	{
+		/* old is set: only forecast relations are kept once done */
+		e->done_at = old->done ? old->done_at : now;
+		e->rel = old->rel;
+		e->resolved_at = old->resolved_at;
+		return true;
+	}
 
 	/*
 	 * Resolve again only what may have changed: a new autovacuum worker
@@ -977,6 +1006,8 @@ forecaster_exit(int code, Datum arg)
 	TimestampTz now = GetCurrentTimestamp();
 	ForecastDatabase *db = &forecast_shared->databases[my_slot];
 
+	/* after an ERROR (FATAL here) nothing else may be held */
+	LWLockReleaseAll();
 	resolver_resident_detach();
 	LWLockAcquire(forecast_shared->lock, LW_EXCLUSIVE);
 	if (db->generation == my_generation)

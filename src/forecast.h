@@ -27,6 +27,22 @@ extern void forecast_database_in_use(Oid dbid);
 extern bool forecast_pending(void);
 
 /*
+ * Integration (prefetcher.c, not done here): for an autovacuum worker W in
+ * database D,
+ *
+ *	- when W's first scan is not yet known: forecast_next(D, InvalidOid,
+ *	  busy, ...), with busy[] the relations other workers in D are on, then
+ *	  fill out->backend_slot/backend_pid/backend_start from W's observation
+ *	  and start it as start_announced_target() starts an announced scan (it
+ *	  waits for the scan and is adopted by it if the size matches); note that
+ *	  function's wanted(..., false) assumes a manual VACUUM;
+ *	- when W's scan of relation X is served: forecast_next(D, X, busy, ...),
+ *	  started the same way with scanned_after = X, so that it waits while W
+ *	  is still on X (autovacuum may ANALYZE X right after its VACUUM);
+ *	- for a scan that was not forecast: forecast_lookup() before
+ *	  resolver_start() (which the forecaster answers anyway, in about a
+ *	  millisecond).
+ *
  * The relation autovacuum will most likely VACUUM next in dbid, after
  * after_relid (InvalidOid: its first), other than the busy[] ones (other
  * workers are on them): out is filled for start_announced_target(), with

@@ -38,6 +38,14 @@
  * If no worker slot is free (max_worker_processes), the target is skipped
  * with a rate-limited LOG line; the monitor never retries in a loop.
  *
+ * Where autovacuum works, a database has a resident resolver (forecast.c's
+ * forecaster) that registers here (resolver_resident_attach()): requests
+ * for its database are then marked for it and its latch is set instead of
+ * starting a worker, and it answers them with the same code
+ * (resolver_serve_resident()), typically within a millisecond.  When it
+ * leaves, the requests it has not answered fail as if their worker had
+ * exited.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
