@@ -1406,12 +1406,11 @@ log_scan(const PrefetchTarget *t)
 					 prefetch_command_name(r->command),
 					 t->rel.relname[0] ? t->rel.relname : "(not resolved)",
 					 r->dbid, r->relid, t->obs.pid);
+	appendStringInfoString(&buf, t->abandoned ? "did not complete" : "completed");
 	if (r->prefetched)
-		appendStringInfoString(&buf, "prefetched");
+		appendStringInfoString(&buf, ", prefetched");
 	else
-		appendStringInfo(&buf, "watched (%s)", r->watched_reason);
-	if (t->abandoned)
-		appendStringInfoString(&buf, ", did not complete");
+		appendStringInfo(&buf, ", watched (%s)", r->watched_reason);
 	if (r->joined_block >= 0)
 		appendStringInfo(&buf, ", followed from block %lld", (long long) r->joined_block);
 	if (r->command == PREFETCH_CMD_VACUUM)

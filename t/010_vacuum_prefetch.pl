@@ -197,7 +197,7 @@ check_fidelity(
 		'0', 'lock wait: no scan recorded while the VACUUM waits');
 	$locker->query_safe('COMMIT');
 	# the VACUUM is served once its scan starts
-	$node->wait_for_log(qr/bgw_prefetch: vacuum of "public.fid".*: prefetched.*\n(?:\s.*\n)*?\s*prefetch: [1-9]/, $offset);
+	$node->wait_for_log(qr/bgw_prefetch: vacuum of "public.fid".*: completed, prefetched.*\n(?:\s.*\n)*?\s*prefetch: [1-9]/, $offset);
 	$s->quit;
 	$locker->quit;
 }

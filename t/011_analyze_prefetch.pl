@@ -46,7 +46,7 @@ sub analyze_with_target
 	my $log = slurp_file($node->logfile, $offset);
 	my ($line) = $log =~ /(bgw_prefetch: analyze of "public.samp".*\n(?:\t.*\n)*)/;
 	my %f;
-	($f{state}) = $line =~ /pid \d+\): (prefetched|watched \(([^)]*)\))/;
+	($f{state}) = $line =~ /pid \d+\): [^,]+, (prefetched|watched \(([^)]*)\))/;
 	$f{state} = $2 if defined $2;
 	@f{qw(prefetched late unused)} =
 	  $line =~ /prefetch: (\d+) blocks, \d+ ready, (\d+) late, (\d+) unused/;

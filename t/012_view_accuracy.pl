@@ -182,7 +182,7 @@ cmp_ok($row->{blocks_prefetched}, '>=', 0.9 * $rep->{scanned},
 	"autovacuum: >= 90 % of the blocks it read were prefetched ($row->{blocks_prefetched} of $rep->{scanned})");
 like(
 	$log,
-	qr/bgw_prefetch: automatic vacuum of "public\.acc".*prefetched\nblocks: $rep->{scanned} read/,
+	qr/bgw_prefetch: automatic vacuum of "public\.acc".*: completed, prefetched\n\s*blocks: $rep->{scanned} read/,
 	'the end-of-scan LOG line gives the same blocks in autovacuum\'s words');
 
 $client->quit;

@@ -20,8 +20,8 @@
 # or a resolver fails the test when psql times out, after the framework's
 # default timeout), the monitor must keep its pid, and no process may crash.  A scan whose backend is
 # terminated mid-way (DROP DATABASE WITH (FORCE), CREATE DATABASE ending an
-# autovacuum) must be logged as 'abandoned', one that ran to its end as
-# 'done' (doc/reference.md, "Log lines").
+# autovacuum) must be logged as 'did not complete', one that ran to its end as
+# 'completed' (doc/reference.md, "Log lines").
 use strict;
 use warnings;
 
@@ -42,11 +42,11 @@ my $monitor = monitor_pid($node);
 like($monitor, qr/^\d+$/, 'the monitor runs');
 
 # The outcome the monitor logged for the scan of $rel by backend $pid:
-# done, abandoned, or why it was not prefetched.
+# completed or did not complete.
 sub logged_outcome
 {
 	my ($rel, $pid, $offset) = @_;
-	my $re = qr/bgw_prefetch: (?:automatic )?(?:vacuum|analyze) of "public\.$rel" \(database \d+, relation \d+, pid $pid\) ([^:]+):/;
+	my $re = qr/bgw_prefetch: (?:automatic )?(?:vacuum|analyze) of "public\.$rel" \(database \d+, relation \d+, pid $pid\): (completed|did not complete)/;
 	$node->wait_for_log($re, $offset);
 	my ($outcome) = slurp_file($node->logfile, $offset) =~ $re;
 	return $outcome;
@@ -123,8 +123,8 @@ for my $i (1 .. 10)
 		ddl_ok('postgres', "DROP DATABASE $db WITH (FORCE)",
 			"DROP DATABASE #$i WITH (FORCE) during the watched VACUUM");
 		# the VACUUM was terminated mid-scan: the prefetcher gave it up
-		is(logged_outcome('big', $pid, $offset), 'abandoned',
-			"DROP DATABASE #$i WITH (FORCE): the terminated VACUUM's scan is logged as abandoned");
+		is(logged_outcome('big', $pid, $offset), 'did not complete',
+			"DROP DATABASE #$i WITH (FORCE): the terminated VACUUM's scan is logged as not completed");
 	}
 	else
 	{
@@ -133,8 +133,8 @@ for my $i (1 .. 10)
 		quit_session($s);
 		ddl_ok('postgres', "DROP DATABASE $db",
 			"DROP DATABASE #$i right after the watched VACUUM");
-		is(logged_outcome('big', $pid, $offset), 'done',
-			"DROP DATABASE #$i: the VACUUM that ran to its end is logged as done");
+		is(logged_outcome('big', $pid, $offset), 'completed',
+			"DROP DATABASE #$i: the VACUUM that ran to its end is logged as completed");
 	}
 	quit_session($s);
 	ok( $node->poll_query_until(
@@ -181,8 +181,8 @@ for my $i (1 .. 10)
 	ddl_ok('postgres', "CREATE DATABASE x_$i TEMPLATE y",
 		"CREATE DATABASE x_$i TEMPLATE y during the watched autovacuum");
 	# CREATE DATABASE ended the autovacuum mid-scan
-	is(logged_outcome('t', $av, $offset), 'abandoned',
-		"CREATE DATABASE #$i: the autovacuum it ended is logged as abandoned");
+	is(logged_outcome('t', $av, $offset), 'did not complete',
+		"CREATE DATABASE #$i: the autovacuum it ended is logged as not completed");
 	is($node->safe_psql("x_$i", 'SELECT count(*) FROM t'), '27000', "x_$i is a full copy");
 	ddl_ok('postgres', "DROP DATABASE x_$i", "DROP DATABASE x_$i");
 }
@@ -270,9 +270,9 @@ foreach my $command ('VACUUM (DISABLE_PAGE_SKIPPING)', 'ANALYZE')
 				'postgres', 'SELECT count(*) = 0 FROM bgw_prefetch_activity()'),
 			"$label: the targets ended");
 		my $log = slurp_file($node->logfile, $offset);
-		like($log, qr/bgw_prefetch: $cmd of "public\.$a" .* (done|abandoned)/,
+		like($log, qr/bgw_prefetch: $cmd of "public\.$a" .*: (completed|did not complete)/,
 			"$label: the scan of $a was logged");
-		like($log, qr/bgw_prefetch: $cmd of "public\.$c" .* (done|abandoned)/,
+		like($log, qr/bgw_prefetch: $cmd of "public\.$c" .*: (completed|did not complete)/,
 			"$label: the scan of $c was logged");
 		$node->safe_psql('postgres', "DROP TABLE IF EXISTS $a, $b, $c");
 	}

@@ -179,16 +179,22 @@ foreach my $victim ([ 'monitor', 'bgw_prefetch monitor' ],
 	my $locker = $node->background_psql('postgres');
 	$locker->query_safe('BEGIN; LOCK TABLE pg_tablespace IN ACCESS EXCLUSIVE MODE');
 	my $s = start_slow_vacuum('10ms');
+	# (a resolver worker, or the database's forecaster, which resolves for
+	# it when it is there)
 	ok( $node->poll_query_until(
 			'postgres',
-			"SELECT count(*) = 1 FROM pg_stat_activity
-			  WHERE backend_type = 'bgw_prefetch resolver' AND wait_event_type = 'Lock'"),
+			"SELECT count(*) >= 1 FROM pg_stat_activity
+			  WHERE backend_type IN ('bgw_prefetch resolver', 'bgw_prefetch forecaster')
+			    AND wait_event_type = 'Lock'"),
 		'resolver kill: a resolver waits for the lock');
-	is($node->safe_psql('postgres',
-			"SELECT state FROM bgw_prefetch_activity() WHERE relid = $big"),
-		'resolving', 'resolver kill: the target is resolving meanwhile');
+	ok( $node->poll_query_until(
+			'postgres',
+			"SELECT state = 'resolving' FROM bgw_prefetch_activity() WHERE relid = $big"),
+		'resolver kill: the target is resolving meanwhile');
 	crash_and_recover('resolver kill',
-		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'bgw_prefetch resolver'",
+		"SELECT pid FROM pg_stat_activity
+		  WHERE backend_type IN ('bgw_prefetch resolver', 'bgw_prefetch forecaster')
+		    AND wait_event_type = 'Lock' LIMIT 1",
 		$checksum);
 	$crashes_caused++;
 	quit_session($s);

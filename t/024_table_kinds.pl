@@ -151,9 +151,9 @@ is(stats_of(oid_of('mv'), 'vacuum'), '1|t|t', 'materialized view: VACUUM prefetc
 	# the VACUUM and the ANALYZE are logged with the reason (after their
 	# statistics are counted)
 	$node->wait_for_log(
-		qr/bgw_prefetch: vacuum of "pg_temp_\d+\.tt" .*: watched \(temporary table\)/, $offset);
+		qr/bgw_prefetch: vacuum of "pg_temp_\d+\.tt" .*: \w[^,]*, watched \(temporary table\)/, $offset);
 	$node->wait_for_log(
-		qr/bgw_prefetch: analyze of "pg_temp_\d+\.tt" .*: watched \(temporary table\)/, $offset);
+		qr/bgw_prefetch: analyze of "pg_temp_\d+\.tt" .*: \w[^,]*, watched \(temporary table\)/, $offset);
 	is( $node->safe_psql(
 			'postgres',
 			"SELECT sum(blocks_prefetched) FROM pg_stat_prefetch WHERE relid = $tt"),
@@ -176,7 +176,7 @@ is(stats_of(oid_of('mv'), 'vacuum'), '1|t|t', 'materialized view: VACUUM prefetc
 	$node->safe_psql('postgres', "$slow VACUUM (DISABLE_PAGE_SKIPPING) toasty;");
 	is(stats_of($toast, 'vacuum'), '1|t|t', 'TOAST table: served as a target of its own, prefetched');
 	# logged under its own name
-	$node->wait_for_log(qr/bgw_prefetch: vacuum of "pg_toast\.pg_toast_\d+" .*: prefetched/, $offset);
+	$node->wait_for_log(qr/bgw_prefetch: vacuum of "pg_toast\.pg_toast_\d+" .*: completed, prefetched/, $offset);
 }
 
 # ---- TOAST table, as a VACUUM meets it in real life: frozen, then a few
@@ -468,7 +468,7 @@ $$;
 		$node->safe_psql('postgres', "$slow $command gs;");
 		is(stats_of($gs, $cmd), '1|t|t', "shrunk table: the $cmd is prefetched");
 		# the $cmd is logged, completed
-		$node->wait_for_log(qr/bgw_prefetch: $cmd of "public\.gs" .*: prefetched(, followed from block \d+)?\n\s*blocks: \d+/, $offset);
+		$node->wait_for_log(qr/bgw_prefetch: $cmd of "public\.gs" .*: completed, prefetched(, followed from block \d+)?\n\s*blocks: \d+/, $offset);
 		my ($head, $read) = slurp_file($node->logfile, $offset) =~
 		  /bgw_prefetch: $cmd of "public\.gs"([^\n]*)\n\s*blocks: (\d+)/;
 		my ($join) = ($head // '') =~ /followed from block (\d+)/;

@@ -136,11 +136,18 @@ ok( $node->poll_query_until(
 SELECT count(*) = 4 FROM pg_stat_user_tables
  WHERE relid IN ($in_tables) AND autovacuum_count > 0"),
 	'autovacuum vacuumed the four tables');
+# Each was forecast, so each scan was started from its first block before
+# its worker reached it: recorded, and not joined.
 ok( $node->poll_query_until(
 		'postgres', "
-SELECT requests_answered > 0 FROM bgw_prefetch_forecasters()
- WHERE datid = $fc_oid"),
-	'the forecaster answered the monitor\'s resolve requests');
+SELECT count(*) = 4 FROM bgw_prefetch_stats()
+ WHERE datid = $fc_oid AND relid IN ($in_tables) AND command = 'vacuum' AND scans >= 1"),
+	'every autovacuum of a forecast table is recorded');
+is( $node->safe_psql(
+		'postgres', "
+SELECT string_agg(relid::regclass::text, ', ') FROM bgw_prefetch_stats()
+ WHERE datid = $fc_oid AND relid IN ($in_tables) AND command = 'vacuum' AND joined_scans > 0"),
+	'', 'every autovacuum of a forecast table was followed from its first block');
 ok( $node->poll_query_until(
 		'postgres', "
 SELECT scans >= 1 AND blocks_read > 0 FROM bgw_prefetch_stats()
