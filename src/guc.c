@@ -266,11 +266,11 @@ bgwp_define_gucs(void)
 							 NULL, NULL, NULL);
 	DefineCustomBoolVariable("bgw_prefetch.vacuum",
 							 "Prefetch the heap blocks of running VACUUMs.",
-							 NULL, &bgwp_vacuum, true, PGC_SIGHUP, 0,
+							 "When off, VACUUMs are still followed and measured in pg_stat_prefetch.", &bgwp_vacuum, true, PGC_SIGHUP, 0,
 							 NULL, NULL, NULL);
 	DefineCustomBoolVariable("bgw_prefetch.analyze",
 							 "Prefetch the upcoming sample blocks of running ANALYZEs where that pays.",
-							 NULL, &bgwp_analyze, true, PGC_SIGHUP, 0,
+							 "When off, ANALYZEs are still followed and measured in pg_stat_prefetch.", &bgwp_analyze, true, PGC_SIGHUP, 0,
 							 NULL, NULL, NULL);
 	DefineCustomBoolVariable("bgw_prefetch.clog_writer",
 							 "Write dirty CLOG pages in the background before backends must evict them.",
@@ -298,7 +298,7 @@ bgwp_define_gucs(void)
 							PGC_POSTMASTER, 0,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("bgw_prefetch.log_min_duration",
-							"Log every watched scan that ran at least this long; -1 disables, 0 logs all.",
+							"Log every VACUUM or ANALYZE followed that ran at least this long; -1 disables, 0 logs all.",
 							NULL, &bgwp_log_min_duration, 600000, -1, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_MS,
 							NULL, NULL, NULL);

