@@ -706,8 +706,13 @@ prefetcher_forecast(const TargetObservation *workers, int nworkers)
 				if (t->obs.dbid == workers[w].dbid)
 					busy[nbusy++] = t->obs.relid;
 			}
-			else if (!t->awaiting_start && t->obs.relid != st->after)
+			else if ((!t->awaiting_start || t->command_start != 0) &&
+					 t->obs.relid != st->after)
 			{
+				/*
+				 * It is on this one (seen by the sampler, perhaps not yet
+				 * adopted by a step): the next one is after it.
+				 */
 				st->after = t->obs.relid;
 				st->started = false;
 			}
