@@ -512,8 +512,9 @@ prefetcher_track(const TargetObservation *obs)
  * same relation size.  Returns true if it is a new target.
  */
 static bool
-start_announced_target(const AnnouncedScan *a, bool forecast)
+start_announced_target(const AnnouncedScan *a, TimestampTz forecast_since)
 {
+	bool		forecast = forecast_since != 0;
 	TargetObservation obs;
 	TargetObservation now_obs;
 	PrefetchTarget *t;
@@ -536,10 +537,12 @@ start_announced_target(const AnnouncedScan *a, bool forecast)
 
 	/*
 	 * A manual VACUUM's statement started before it announced the relation:
-	 * a VACUUM of the relation that completed since is this one.  A
-	 * forecast is made before the autovacuum it foresees.
+	 * a VACUUM of the relation that completed since is this one.  An
+	 * autovacuum worker's relation comes after the one it was seen on (or
+	 * after its start): a VACUUM of it completed since then is the worker's,
+	 * even if the forecast comes too late to see it.
 	 */
-	since = forecast ? GetCurrentTimestamp() :
+	since = forecast ? forecast_since :
 		targets_statement_start(obs.slot, obs.pid);
 	if (since == 0)
 		return false;			/* the backend is gone */
@@ -605,7 +608,7 @@ start_announced_target(const AnnouncedScan *a, bool forecast)
 void
 prefetcher_start_announced(const AnnouncedScan *a)
 {
-	(void) start_announced_target(a, false);
+	(void) start_announced_target(a, 0);
 	start_next_scan(a->backend_pid, a->backend_start, a->dbid, a->relid);
 }
 
@@ -621,7 +624,7 @@ start_next_scan(int backend_pid, TimestampTz backend_start, Oid dbid, Oid relid)
 	AnnouncedScan next;
 
 	if (resolver_take_next_scan(backend_pid, backend_start, dbid, relid, &next))
-		(void) start_announced_target(&next, false);
+		(void) start_announced_target(&next, 0);
 }
 
 /*
@@ -635,6 +638,7 @@ typedef struct AutovacuumWorkerState
 	int			pid;			/* 0: free */
 	TimestampTz proc_start;
 	Oid			after;			/* last relation seen vacuumed, or invalid */
+	TimestampTz after_start;	/* when it was seen starting on it */
 	bool		started;		/* the relation after it was started */
 	bool		seen;			/* still there at this look */
 } AutovacuumWorkerState;
@@ -714,6 +718,7 @@ prefetcher_forecast(const TargetObservation *workers, int nworkers)
 				 * adopted by a step): the next one is after it.
 				 */
 				st->after = t->obs.relid;
+				st->after_start = t->command_start != 0 ? t->command_start : t->since;
 				st->started = false;
 			}
 		}
@@ -723,7 +728,8 @@ prefetcher_forecast(const TargetObservation *workers, int nworkers)
 		next.backend_slot = workers[w].slot;
 		next.backend_pid = workers[w].pid;
 		next.backend_start = workers[w].proc_start;
-		if (start_announced_target(&next, true))
+		if (start_announced_target(&next, OidIsValid(st->after) ?
+								   st->after_start : workers[w].proc_start))
 			started++;
 		st->started = true;
 	}
@@ -1274,12 +1280,48 @@ stop_loader(PrefetchTarget *t)
 /* ---------------- target lifecycle ---------------- */
 
 /*
+ * Does the plan over the current visibility map read every block from the
+ * join block to last?  A VACUUM only sets bits, so its own decisions for
+ * those blocks, taken on the map before, read every one of them too.
+ */
+static bool
+plan_reads_every_block(PrefetchTarget *t, BlockNumber last)
+{
+	VacuumPlanState plan;
+	uint32		planned[BGWP_PLAN_CHUNK];
+	BlockNumber expected = (BlockNumber) t->join_block;
+
+	if (t->join_block > 0)
+	{
+		vacuum_plan_init_at(&plan, t->nblocks, t->rel.skip_mode, expected + 1);
+		expected++;				/* the join block itself is read */
+	}
+	else
+		vacuum_plan_init(&plan, t->nblocks, t->rel.skip_mode);
+	vm_reader_invalidate(&t->count_vm);
+	while (expected <= last)
+	{
+		int			n = vacuum_plan_next(&plan, vm_reader_bits, &t->count_vm,
+										 planned, lengthof(planned));
+
+		if (n == 0)
+			return false;
+		for (int i = 0; i < n && expected <= last; i++, expected++)
+			if (planned[i] != expected)
+				return false;
+	}
+	return true;
+}
+
+/*
  * The VACUUM may have moved on while its blocks were being counted (the
  * monitor shares two cores with it, and may be preempted): the count of
  * the blocks it passed may have been taken on visibility-map bits it had
- * set already.  Look again, after the count; if it is past the block the
- * count started from, count again from where it is, and follow it from
- * there (a joined scan) -- a count is exact or says where it starts.
+ * set already.  Look again, after the count.  If it is past the block the
+ * count started from, the count still holds if the plan reads every block
+ * it passed (it set no bit that could make a skippable range); else count
+ * again from where it is, and follow it from there (a joined scan) -- a
+ * count is exact or says where it starts.
  */
 static void
 rejoin_if_overtaken(PrefetchTarget *t)
@@ -1287,7 +1329,8 @@ rejoin_if_overtaken(PrefetchTarget *t)
 	TargetObservation now_obs;
 
 	if (targets_observe(t->obs.slot, t->obs.pid, &now_obs) != OBSERVE_WATCHED ||
-		!same_scan(&now_obs, &t->obs) || now_obs.position <= t->join_block)
+		!same_scan(&now_obs, &t->obs) || now_obs.position <= t->join_block ||
+		plan_reads_every_block(t, (BlockNumber) now_obs.position))
 		return;
 	t->obs = now_obs;
 	t->last_position = now_obs.position;
