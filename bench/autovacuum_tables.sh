@@ -27,6 +27,7 @@
 #
 # Usage: bench/autovacuum_tables.sh [options]
 #   --rounds N     rounds (5)
+#   --delays LIST  autovacuum_vacuum_cost_delay settings ("0 2ms")
 #   --rows N       rows per table (2800000)
 #   --dirty PCT    % of pages with an updated row (1)
 #   --so PATH      the bgw_prefetch.so to test (default: the installed one)
@@ -44,6 +45,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$ROOT/bench/lib/cold_bench.sh"
 
 ROUNDS=5
+DELAYS="0 2ms"
 ROWS=2800000
 DIRTY=1
 SO=""
@@ -52,6 +54,7 @@ KEEP=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--rounds) ROUNDS=$2; shift 2 ;;
+		--delays) DELAYS=$2; shift 2 ;;
 		--rows) ROWS=$2; shift 2 ;;
 		--dirty) DIRTY=$2; shift 2 ;;
 		--so) SO=$2; shift 2 ;;
@@ -171,7 +174,7 @@ EOF
 }
 
 for ROUND in $(seq 1 "$ROUNDS"); do
-	for delay in 0 2ms; do
+	for delay in $DELAYS; do
 		for config in $(round_configs "$ROUND" off on bound); do
 			run "$config" "$delay"
 		done
@@ -195,7 +198,7 @@ def fmt(x, p=3):
 lines = ["# Autovacuum of three tables, one after the other: off, on and bound", "",
          "Three tables of %s MB, one row updated on %s %% of their pages, cold OS cache, one autovacuum worker; %s rounds, configurations alternated (bench/autovacuum_tables.sh)." % (mb, dirty, rounds),
          "", "- machine: " + machine, "- " + ext, "- load average before / after: %s / %s" % (load0, load1), ""]
-for delay in ("0", "2ms"):
+for delay in sorted(set(r["cost_delay"] for r in rows)):
     lines += ["## autovacuum_vacuum_cost_delay = %s" % delay, "",
               "| table | off elapsed (s) | on elapsed (s) | bound elapsed (s) | on ÷ off (paired median) | on ÷ bound (paired median) | scans followed from block 0 (on) | min / median fraction of scanned blocks prefetched (on) | read_time ÷ log read time (all) | read_rate ÷ log read rate (all) |",
               "|---|---|---|---|---|---|---|---|---|---|"]

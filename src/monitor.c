@@ -456,9 +456,10 @@ bgwp_monitor_main(Datum main_arg)
 		if (TimestampDifferenceExceeds(last_databases, now, DATABASES_POLL_MS))
 		{
 			keep_forecasters();
-			forecast_due = forecast_pending();
 			last_databases = now;
 		}
+		/* cheap (a shared lock, a few hundred entries): at every wakeup */
+		forecast_due = forecast_pending();
 
 		/*
 		 * Between steps, only a sample -- and, while a forecast relation is
