@@ -279,6 +279,28 @@ database_slot(Oid dbid, bool create)
 }
 
 /*
+ * The forecaster of generation started in slot never ran, or stopped
+ * without saying so: the slot has none, and none is started there again
+ * before FORECAST_ERROR_BACKOFF_MS.
+ */
+static void
+give_slot_back(int slot, uint32 generation, TimestampTz now, const char *why)
+{
+	ForecastDatabase *db = &forecast_shared->databases[slot];
+
+	LWLockAcquire(forecast_shared->lock, LW_EXCLUSIVE);
+	if (db->generation == generation && db->state != FORECASTER_NONE)
+	{
+		db->state = FORECASTER_NONE;
+		db->pid = 0;
+		db->latch = NULL;
+		db->retry_after = TimestampTzPlusMilliseconds(now, FORECAST_ERROR_BACKOFF_MS);
+		strlcpy(db->last_exit, why, sizeof(db->last_exit));
+	}
+	LWLockRelease(forecast_shared->lock);
+}
+
+/*
  * Start the forecaster of a slot.  A failure (no background worker slot
  * free) is logged now and then, never raised: the monitor must go on.
  */
@@ -302,17 +324,7 @@ start_forecaster(int slot, Oid dbid, uint32 generation, TimestampTz now)
 	}
 
 	forecaster_handles[slot] = NULL;
-	LWLockAcquire(forecast_shared->lock, LW_EXCLUSIVE);
-	if (forecast_shared->databases[slot].generation == generation)
-	{
-		forecast_shared->databases[slot].state = FORECASTER_NONE;
-		forecast_shared->databases[slot].retry_after =
-			TimestampTzPlusMilliseconds(now, FORECAST_ERROR_BACKOFF_MS);
-		strlcpy(forecast_shared->databases[slot].last_exit,
-				"no background worker slot",
-				sizeof(forecast_shared->databases[slot].last_exit));
-	}
-	LWLockRelease(forecast_shared->lock);
+	give_slot_back(slot, generation, now, "no background worker slot");
 	if (TimestampDifferenceExceeds(last_start_fail_log, now,
 								   FORECAST_START_LOG_INTERVAL_MS))
 	{
@@ -327,6 +339,26 @@ start_forecaster(int slot, Oid dbid, uint32 generation, TimestampTz now)
 }
 
 /*
+ * Should a forecaster be started for db?  Yes if it has none (or one asked
+ * for that never connected) and its backoff is over; then the caller starts
+ * it, as *generation.  Caller holds the lock exclusively.
+ */
+static bool
+claim_start(ForecastDatabase *db, TimestampTz now, uint32 *generation)
+{
+	if (db->state == FORECASTER_STARTING &&
+		TimestampDifferenceExceeds(db->started_at, now, FORECAST_START_TIMEOUT_MS))
+		db->state = FORECASTER_NONE;
+	if (db->state != FORECASTER_NONE || now < db->retry_after)
+		return false;
+	db->state = FORECASTER_STARTING;
+	db->started_at = now;
+	db->generation = forecast_shared->next_generation++;
+	*generation = db->generation;
+	return true;
+}
+
+/*
  * The monitor saw autovacuum worker worker_pid in database dbid: make sure
  * a forecaster runs there, and have it recompute at once if the worker is
  * new (a new worker builds a new list).
@@ -338,7 +370,7 @@ forecast_autovacuum_seen(Oid dbid, int worker_pid)
 	ForecastDatabase *db;
 	int			slot;
 	bool		new_worker = true;
-	bool		start = false;
+	bool		start;
 	uint32		generation = 0;
 	Latch	   *latch = NULL;
 
@@ -368,18 +400,8 @@ forecast_autovacuum_seen(Oid dbid, int worker_pid)
 		db->next_known = (db->next_known + 1) % FORECAST_KNOWN_WORKERS;
 		db->recompute = true;
 	}
-	if (db->state == FORECASTER_STARTING &&
-		TimestampDifferenceExceeds(db->started_at, now, FORECAST_START_TIMEOUT_MS))
-		db->state = FORECASTER_NONE;
-	if (db->state == FORECASTER_NONE && now >= db->retry_after)
-	{
-		db->state = FORECASTER_STARTING;
-		db->started_at = now;
-		db->generation = forecast_shared->next_generation++;
-		generation = db->generation;
-		start = true;
-	}
-	else if (new_worker && db->state == FORECASTER_RUNNING)
+	start = claim_start(db, now, &generation);
+	if (!start && new_worker && db->state == FORECASTER_RUNNING)
 		latch = db->latch;
 	LWLockRelease(forecast_shared->lock);
 
@@ -402,7 +424,7 @@ forecast_database_in_use(Oid dbid)
 	TimestampTz now = GetCurrentTimestamp();
 	ForecastDatabase *db;
 	int			slot;
-	bool		start = false;
+	bool		start;
 	uint32		generation = 0;
 
 	if (forecast_shared == NULL || !OidIsValid(dbid))
@@ -416,13 +438,7 @@ forecast_database_in_use(Oid dbid)
 	}
 	db = &forecast_shared->databases[slot];
 	db->last_in_use = now;
-	if (db->state == FORECASTER_NONE && now >= db->retry_after)
-	{
-		db->state = FORECASTER_STARTING;
-		db->generation = forecast_shared->next_generation++;
-		generation = db->generation;
-		start = true;
-	}
+	start = claim_start(db, now, &generation);
 	LWLockRelease(forecast_shared->lock);
 	if (start)
 		start_forecaster(slot, dbid, generation, now);
@@ -469,20 +485,8 @@ reap_forecasters(TimestampTz now)
 		if (forecaster_handles[slot] == NULL ||
 			GetBackgroundWorkerPid(forecaster_handles[slot], &pid) != BGWH_STOPPED)
 			continue;
-		LWLockAcquire(forecast_shared->lock, LW_EXCLUSIVE);
-		if (forecast_shared->databases[slot].generation == handle_generations[slot] &&
-			forecast_shared->databases[slot].state != FORECASTER_NONE)
-		{
-			forecast_shared->databases[slot].state = FORECASTER_NONE;
-			forecast_shared->databases[slot].pid = 0;
-			forecast_shared->databases[slot].latch = NULL;
-			forecast_shared->databases[slot].retry_after =
-				TimestampTzPlusMilliseconds(now, FORECAST_ERROR_BACKOFF_MS);
-			strlcpy(forecast_shared->databases[slot].last_exit,
-					"exited before connecting",
-					sizeof(forecast_shared->databases[slot].last_exit));
-		}
-		LWLockRelease(forecast_shared->lock);
+		give_slot_back(slot, handle_generations[slot], now,
+					   "exited before connecting");
 		pfree(forecaster_handles[slot]);
 		forecaster_handles[slot] = NULL;
 	}
