@@ -3,7 +3,7 @@
 # autovacuum_tables.sh
 #	Is a fast autovacuum followed and prefetched from its first block?
 #
-# Three tables of ROWS rows (8 a block; 2,800,000 rows = 375 MB by default)
+# Three tables of ROWS rows (8 a block; 384,000 rows = 375 MB by default)
 # are loaded into a throwaway cluster, frozen, and one row is updated on
 # DIRTY % of each table's pages (seeded, so every run updates the same
 # pages).  The stopped cluster is kept as a template.  Every run starts
@@ -28,7 +28,7 @@
 # Usage: bench/autovacuum_tables.sh [options]
 #   --rounds N     rounds (5)
 #   --delays LIST  autovacuum_vacuum_cost_delay settings ("0 2ms")
-#   --rows N       rows per table (2800000)
+#   --rows N       rows per table (384000)
 #   --dirty PCT    % of pages with an updated row (1)
 #   --so PATH      the bgw_prefetch.so to test (default: the installed one)
 #   --out NAME     result files bench/results/NAME.md and NAME_runs.csv
@@ -46,7 +46,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
 ROUNDS=5
 DELAYS="0 2ms"
-ROWS=2800000
+ROWS=384000
 DIRTY=1
 SO=""
 NAME=autovacuum_tables
