@@ -150,7 +150,7 @@ cold_start() {
 	pg_ctl_ start
 	STARTED=1
 	sql -c "ALTER SYSTEM SET bgw_prefetch.vacuum = $1" \
-		-c "ALTER SYSTEM SET bgw_prefetch.analyze = $1" -c 'SELECT pg_reload_conf()' >/dev/null
+		-c "ALTER SYSTEM SET bgw_prefetch.\"analyze\" = $1" -c 'SELECT pg_reload_conf()' >/dev/null
 	sql -c "ALTER TABLE demo SET (autovacuum_enabled = on)"
 }
 
