@@ -103,9 +103,14 @@ SELECT scans, prefetched_scans, watched_scans, coalesce(last_watched_reason, '')
 	};
 }
 
+# The view's row against the server's report of the same scan, which the
+# view followed from its first block.
 sub compare_ok
 {
 	my ($label, $row, $rep) = @_;
+	note "$label: report scanned $rep->{scanned}, read rate $rep->{read_rate} MB/s, read $rep->{read_time} ms; view: "
+	  . join(', ', map { "$_ $row->{$_}" } sort keys %$row);
+	is($row->{joined_scans}, 0, "$label: followed from its first block");
 	is($row->{blocks_read}, $rep->{scanned},
 		"$label: blocks_read = the VACUUM's scanned pages ($rep->{scanned})");
 	is($row->{blocks_read} + $row->{blocks_skipped}, $rep->{remain},
@@ -132,10 +137,7 @@ for my $prefetch ('off', 'on')
 		stdout => \$stdout, stderr => \$stderr, on_error_die => 1);
 	my $rep = parse_vacuum_report($stderr);
 	my $row = vacuum_row(1);
-	note "prefetch $prefetch: VERBOSE scanned $rep->{scanned}, read rate $rep->{read_rate} MB/s, read $rep->{read_time} ms; view: "
-	  . join(', ', map { "$_ $row->{$_}" } sort keys %$row);
 	compare_ok("VACUUM, prefetch $prefetch", $row, $rep);
-	is($row->{joined_scans}, 0, "prefetch $prefetch: followed from its first block");
 	if ($prefetch eq 'on')
 	{
 		is($row->{prefetched_scans}, 1, 'prefetch on: the scan is prefetched');
@@ -195,10 +197,7 @@ my $log = slurp_file($node->logfile, $offset);
 my ($autovac) = $log =~ /(automatic vacuum of table "postgres\.public\.acc"(?s:.*?)system usage)/;
 my $rep = parse_vacuum_report($autovac);
 my $row = vacuum_row(1);
-note "autovacuum: log scanned $rep->{scanned}, read rate $rep->{read_rate} MB/s, read $rep->{read_time} ms; view: "
-  . join(', ', map { "$_ $row->{$_}" } sort keys %$row);
 compare_ok('autovacuum', $row, $rep);
-is($row->{joined_scans}, 0, 'autovacuum: followed from its first block');
 ok($row->{blocks_prefetched} > 0 && $row->{blocks_prefetched} <= $rep->{scanned},
 	"autovacuum: prefetched, no block it did not read ($row->{blocks_prefetched} of $rep->{scanned})");
 like(
