@@ -212,12 +212,12 @@ UPDATE tst SET doc = doc || 'x' WHERE id % 100 = 1;
 	{
 		my ($name, $relid) = @$rel;
 		stats_of($relid, 'vacuum');
-		is( $node->safe_psql(
+		like( $node->safe_psql(
 				'postgres',
 				"SELECT scans, blocks_read, joined_scans, prefetched_scans
 				   FROM pg_stat_prefetch WHERE relid = $relid AND command = 'vacuum'"),
-			"1|$scanned{$name}|0|1",
-			"$name: blocks_read = VACUUM VERBOSE's scanned pages, prefetched from its first block");
+			qr/^1\|($scanned{$name}\|0|\d+\|1)\|1$/,
+			"$name: blocks_read = VACUUM VERBOSE's scanned pages, or the scan is recorded as joined (a 40-block VACUUM can be over before the monitor's first look)");
 	}
 	# the ANALYZE (not slowed) may be over before the monitor sees it: wait
 	# until the monitor is idle before checking for rows it did not add
