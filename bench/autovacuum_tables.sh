@@ -9,9 +9,9 @@
 # pages).  The stopped cluster is kept as a template.  Every run starts
 # from a fresh copy of it, with the OS page cache dropped, a client session
 # connected to the database (as on a server in use: the monitor keeps a
-# forecaster there), waits until the forecaster has the three tables, then
-# switches autovacuum on: one worker vacuums the three tables one after the
-# other.  Each table's autovacuum is taken from its own log line (elapsed,
+# forecaster there) and holding a lock that makes autovacuum pass the tables
+# by until the forecaster has the three tables due; then the lock goes and
+# one worker vacuums the three tables one after the other.  Each table's autovacuum is taken from its own log line (elapsed,
 # pages scanned, I/O timings: read, avg read rate) and from pg_stat_prefetch
 # (blocks_read, blocks prefetched and ready, read_time, whether the scan was
 # followed from its first block).
@@ -110,7 +110,7 @@ SEQ=0
 # run CONFIG COST_DELAY: one cold autovacuum of the three tables
 run()
 {
-	local config=$1 delay=$2 prefetch=on holder off t f
+	local config=$1 delay=$2 prefetch=on holder off t f line
 	[ "$config" = on ] || prefetch=off
 	next_run_dir
 	rm -rf "$PGDATA"
@@ -118,10 +118,20 @@ run()
 	cat >>"$PGDATA/postgresql.conf" <<EOF
 bgw_prefetch.vacuum = $prefetch
 autovacuum_vacuum_cost_delay = $delay
+autovacuum = on
 EOF
 	drop_os_cache
 	off=$(stat -c %s "$SERVERLOG" 2>/dev/null || echo 0)
 	pg_start
+	# A client in the database, as on a server in use, holding a lock that
+	# makes autovacuum pass the tables by until the forecaster has them due
+	# (autovacuum is on from the start: with it off nothing is due).
+	coproc HOLDER { psql_ -qAtX 2>&1; }
+	holder=$HOLDER_PID
+	echo "BEGIN; LOCK TABLE t1, t2, t3 IN SHARE UPDATE EXCLUSIVE MODE; SELECT 'locked';" >&"${HOLDER[1]}"
+	read -r -t 60 line <&"${HOLDER[0]}"
+	[ "$line" = locked ] || die "the lock holder said: $line"
+	# the bound: the tables' files into the OS cache while autovacuum waits
 	if [ "$config" = bound ]; then
 		for t in $TABLES; do
 			for f in $(relfiles "$PGDATA/$(q "SELECT pg_relation_filepath('$t')")"); do
@@ -129,16 +139,13 @@ EOF
 			done
 		done
 	fi
-	# a client in the database, as on a server in use
-	psql_ -qAt -c "SELECT pg_sleep(600)" >/dev/null 2>&1 &
-	holder=$!
-	for _ in $(seq 300); do
+	for _ in $(seq 600); do
 		[ "$(q "SELECT count(*) FROM bgw_prefetch_forecast() f JOIN pg_database d ON d.oid = f.datid
-			WHERE d.datname = 'bench' AND f.needs_vacuum AND f.relname ~ '^(public\.)?t[123]$'")" = 3 ] && break
+			WHERE d.datname = 'bench' AND f.needs_vacuum AND f.relname ~ '^(public\\.)?t[123]$'")" = 3 ] && break
 		sleep 0.1
 	done
-	q "ALTER SYSTEM SET autovacuum = on"
-	q "SELECT pg_reload_conf()" >/dev/null
+	echo "COMMIT; SELECT 'released';" >&"${HOLDER[1]}"
+	read -r -t 60 line <&"${HOLDER[0]}"
 	for _ in $(seq 600); do
 		[ "$(q "SELECT count(*) FROM pg_stat_user_tables WHERE relname IN ('t1', 't2', 't3') AND last_autovacuum IS NOT NULL")" = 3 ] &&
 			[ "$(q "SELECT coalesce(sum(scans), 0) FROM pg_stat_prefetch WHERE relname IN ('t1', 't2', 't3') AND command = 'vacuum'")" = 3 ] && break
@@ -147,7 +154,7 @@ EOF
 	log_since "$off" >"$RUNDIR/server.log"
 	q "SELECT relname, scans, blocks_read, read_time, read_rate, total_time, blocks_prefetched, blocks_ready, blocks_late, coalesce(last_joined_block, -1)
 		 FROM pg_stat_prefetch WHERE relname IN ('t1', 't2', 't3') AND command = 'vacuum'" >"$RUNDIR/view.txt"
-	kill "$holder" 2>/dev/null || true
+	echo "\\q" >&"${HOLDER[1]}"
 	wait "$holder" 2>/dev/null || true
 	pg_stop
 	python3 - "$RUNDIR" "$ROUND" "$SEQ" "$config" "$delay" "$(cut -d' ' -f1 /proc/loadavg)" >>"$CSV" <<'EOF'

@@ -414,4 +414,16 @@ typedef int BgwpSlruPageNo;
 
 /* ---------- end of CLOG writer section ---------- */
 
+/*
+ * A wait event set kept for the process's lifetime: 17 ties a set to a
+ * resource owner (NULL: none), 15 and 16 to a memory context.
+ */
+#if PG_VERSION_NUM >= 170000
+#define BGWP_CREATE_PROCESS_WAIT_EVENT_SET(nevents) \
+	CreateWaitEventSet(NULL, (nevents))
+#else
+#define BGWP_CREATE_PROCESS_WAIT_EVENT_SET(nevents) \
+	CreateWaitEventSet(TopMemoryContext, (nevents))
+#endif
+
 #endif							/* BGWP_COMPAT_H */

@@ -15,16 +15,18 @@
  * interrupts, so barriers are absorbed within one iteration.  It holds no
  * heavyweight lock, ever.
  *
- * The loop sleeps bgw_prefetch.naptime while nothing is running, and a
- * short fixed interval (or until a read completes, through the I/O
- * engine's eventfd) while it serves targets, while an autovacuum worker
- * exists, and for a moment after a backend announced a manual VACUUM or
- * ANALYZE; not at all when the reads it just issued have all completed
- * already and more could be issued.  In between, while it follows a
- * command, it wakes every SAMPLE_INTERVAL_MS only to sample the command's
- * backend (prefetcher_sample(): is it still on its relation, is it waiting
- * on a read): that is how pg_stat_prefetch measures read time and the
- * command's duration without any code in the backend.  An ERROR inside an iteration
+ * The loop steps every bgw_prefetch.naptime while nothing is running
+ * (looking every ACTIVE_POLL_MS in between, while autovacuum is on, only
+ * for a new autovacuum worker), and at a short fixed interval (or when a
+ * read completes, through the I/O engine's eventfd) while it serves
+ * targets, while an autovacuum worker exists, and for a moment after a
+ * backend announced a manual VACUUM or ANALYZE; not at all when the reads
+ * it just issued have all completed already and more could be issued.  In
+ * between, while it follows a command, it wakes every SAMPLE_INTERVAL_MS
+ * only to sample the command's backend (prefetcher_sample(): is it still on
+ * its relation, is it waiting on a read): that is how pg_stat_prefetch
+ * measures read time and the command's duration without any code in the
+ * backend.  An ERROR inside an iteration
  * is caught at the bottom of the stack as in bgwriter.c: it is logged,
  * every target is abandoned (reads drained, files closed), and the loop
  * goes on after a second; it never takes the server down.
@@ -37,6 +39,7 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "postmaster/autovacuum.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
 #include "storage/bufmgr.h"
@@ -352,6 +355,80 @@ watch_autovacuum_arrivals(void)
 	return prefetcher_forecast(workers, nworkers) > 0;
 }
 
+/* The monitor loop's wait event set (monitor_wait()) */
+static WaitEventSet *wait_set = NULL;
+static int	wait_set_fd = -1;
+static int	wait_set_socket_pos = -1;
+
+/* Forget the wait event set: the engine (and its eventfd) is made anew. */
+static void
+monitor_wait_reset(void)
+{
+	if (wait_set != NULL)
+		FreeWaitEventSet(wait_set);
+	wait_set = NULL;
+}
+
+/*
+ * The loop's wait: for its latch, the postmaster's death, the timeout and,
+ * if events has WL_SOCKET_READABLE, the I/O engine's eventfd.  The loop
+ * wakes up to a thousand times a second while it samples a scan, so the
+ * wait event set is made once and kept (WaitLatchOrSocket() would create
+ * and close an epoll set at every wait), and made again only when the
+ * engine's eventfd changes (a new engine after an io_method reload or an
+ * error).  Returns the WL_* events that occurred.
+ */
+static int
+monitor_wait(int events, int event_fd, long timeout)
+{
+	WaitEvent	occurred;
+
+	if (wait_set != NULL && event_fd != wait_set_fd)
+		monitor_wait_reset();
+	if (wait_set == NULL)
+	{
+		wait_set = BGWP_CREATE_PROCESS_WAIT_EVENT_SET(3);
+		AddWaitEventToSet(wait_set, WL_LATCH_SET, PGINVALID_SOCKET, MyLatch, NULL);
+		AddWaitEventToSet(wait_set, WL_EXIT_ON_PM_DEATH, PGINVALID_SOCKET,
+						  NULL, NULL);
+		wait_set_socket_pos = event_fd >= 0 ?
+			AddWaitEventToSet(wait_set, 0, event_fd, NULL, NULL) : -1;
+		wait_set_fd = event_fd;
+	}
+	if (wait_set_socket_pos >= 0)
+		ModifyWaitEvent(wait_set, wait_set_socket_pos,
+						events & WL_SOCKET_READABLE, NULL);
+	if (WaitEventSetWait(wait_set, timeout, &occurred, 1, PG_WAIT_EXTENSION) == 0)
+		return WL_TIMEOUT;
+	return occurred.events;
+}
+
+/*
+ * Is autovacuum on, so that the idle loop looks for its workers every
+ * ACTIVE_POLL_MS rather than every bgw_prefetch.naptime?  A worker can
+ * start, vacuum a table of hundreds of megabytes with few pages to read and
+ * leave within one naptime; every scan is to be counted, and a worker seen
+ * before its first table is followed from that table's first block.
+ */
+static bool
+watching_for_autovacuum(void)
+{
+	return bgwp_enabled && AutoVacuumingActive();
+}
+
+/*
+ * Has an autovacuum worker started since the last step (which found none:
+ * the loop is idle)?  A read of the backend status array, as a step's.
+ */
+static bool
+autovacuum_worker_arrived(void)
+{
+	TargetObservation workers[BGWP_MAX_TARGETS];
+
+	return watching_for_autovacuum() &&
+		targets_autovacuum_workers(workers, BGWP_MAX_TARGETS) > 0;
+}
+
 /*
  * Entry point of the monitor.
  */
@@ -407,6 +484,7 @@ bgwp_monitor_main(Datum main_arg)
 		UnlockBuffers();
 		bgwp_release_loop_resources(MONITOR_RESOURCE_OWNER);
 		prefetcher_stop(false);
+		monitor_wait_reset();
 		MemoryContextSwitchTo(loop_context);
 		FlushErrorState();
 		MemoryContextReset(loop_context);
@@ -432,7 +510,7 @@ bgwp_monitor_main(Datum main_arg)
 	{
 		long		timeout;
 		int			event_fd;
-		int			events = WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH;
+		int			events = 0;
 		int			rc;
 		TimestampTz now;
 
@@ -447,6 +525,7 @@ bgwp_monitor_main(Datum main_arg)
 		{
 			/* io_method changed at reload: new engine, targets start over */
 			prefetcher_stop(true);
+			monitor_wait_reset();
 			prefetcher_start();
 			published_idle = false;
 			engine_method = bgwp_io_method;
@@ -463,13 +542,16 @@ bgwp_monitor_main(Datum main_arg)
 
 		/*
 		 * Between steps, only a sample -- and, while a forecast relation is
-		 * due, a look for the autovacuum worker that will vacuum it.
+		 * due, a look for the autovacuum worker that will vacuum it; while
+		 * idle, a look for a new autovacuum worker.
 		 */
 		if (!step_now &&
 			!TimestampDifferenceExceeds(last_step, now, step_interval))
 		{
 			prefetcher_sample(now);
 			if (forecast_due && watch_autovacuum_arrivals())
+				step_now = true;
+			else if (step_interval > ACTIVE_POLL_MS && autovacuum_worker_arrived())
 				step_now = true;
 		}
 		if (step_now ||
@@ -503,9 +585,10 @@ bgwp_monitor_main(Datum main_arg)
 			timeout = secs * 1000 + usecs / 1000;
 			if (prefetcher_sampling() || forecast_due)
 				timeout = Min(timeout, SAMPLE_INTERVAL_MS);
+			else if (watching_for_autovacuum())
+				timeout = Min(timeout, ACTIVE_POLL_MS);
 		}
-		rc = WaitLatchOrSocket(MyLatch, events, event_fd, timeout,
-							   PG_WAIT_EXTENSION);
+		rc = monitor_wait(events, event_fd, timeout);
 		/* a wakeup (announcement, completed read) or a timed step */
 		if ((rc & (WL_LATCH_SET | WL_SOCKET_READABLE)) != 0 || timeout == 0)
 			step_now = true;

@@ -13,7 +13,8 @@
  *	  the current visibility map, or the ANALYZE window planner), coalesces
  *	  adjacent blocks into reads of up to BGWP_MAX_READ_BLOCKS, and hands them
  *	  to the single I/O engine while the target is less than its distance
- *	  ahead and its tablespace has fewer reads in flight than its depth;
+ *	  ahead, has fewer reads in flight than its I/O window and its
+ *	  tablespace fewer than its depth;
  *	- reaps completions and accounts for them: read time, and "late" blocks
  *	  the consumer reached before their read completed.
  *
@@ -21,7 +22,10 @@
  * ahead of the consumer) starts small and doubles whenever a read completes
  * late, up to bgw_prefetch.max_distance, so a slow consumer costs little
  * page cache and a fast one gets a deep window.  Reads never go behind the
- * consumer or outside the plan.
+ * consumer or outside the plan.  How many reads are in flight at once is
+ * paced the same way (the I/O window, widen_io_window()): the depth is a
+ * ceiling, and reads beyond what the scan consumes would only queue in the
+ * device ahead of other processes' reads and WAL flushes.
  *
  * When a target ends, what it did is added to pg_stat_prefetch and, past
  * bgw_prefetch.log_min_duration, logged.  Its reads still in flight are
@@ -97,6 +101,7 @@ typedef struct SubmittedRange
 	BlockNumber start;
 	uint16		nblocks;
 	bool		completed;
+	bool		late;			/* the consumer reached it before it completed */
 	bool		in_buffers;		/* handed to the buffer loader */
 } SubmittedRange;
 
@@ -165,6 +170,7 @@ typedef struct PrefetchTarget
 	uint16		pending_nblocks;
 	bool		vm_open;		/* vm is initialised (VACUUM targets) */
 	int64		distance;
+	double		io_window;		/* reads it may have in flight (pacing) */
 	bool		depth_bound;	/* reads stopped at the depth last step */
 
 	/* reads */
@@ -228,6 +234,12 @@ static void count_planned_blocks(PrefetchTarget *t, BlockNumber consumer,
 static void stop_loader(PrefetchTarget *t);
 static void start_next_scan(int backend_pid, TimestampTz backend_start,
 							Oid dbid, Oid relid);
+static void widen_io_window(PrefetchTarget *t);
+static bool followed_by_another_since(Oid dbid, Oid relid,
+									  PrefetchCommand command, int pid,
+									  TimestampTz since);
+static void remember_ended_scan(const PrefetchTarget *t, TimestampTz ended);
+static void narrow_io_window(PrefetchTarget *t);
 
 /*
  * Create the engine with the configured method.  The fallback reason, if
@@ -416,6 +428,7 @@ init_target(PrefetchTarget *t, const TargetObservation *obs, TimestampTz since)
 	t->report.command = obs->command;
 	t->report.joined_block = -1;
 	t->distance = BGWP_INITIAL_DISTANCE;
+	t->io_window = 1;
 	t->resolve_request = -1;
 	set_prefetch(t);
 }
@@ -564,6 +577,14 @@ start_announced_target(const AnnouncedScan *a, TimestampTz forecast_since)
 		t->last_position = now_obs.position;
 		t->awaiting_start = false;
 		command_seen(t, &now_obs, GetCurrentTimestamp());
+	}
+	else if (forecast &&
+			 followed_by_another_since(a->dbid, a->relid, PREFETCH_CMD_VACUUM,
+									   obs.pid, since))
+	{
+		/* another worker has vacuumed it since: the forecast was wrong */
+		release_target(t);
+		return false;
 	}
 	else if (targets_completed_since(a->dbid, a->relid, PREFETCH_CMD_VACUUM, since))
 	{
@@ -883,7 +904,10 @@ next_planned_block(PrefetchTarget *t, BlockNumber consumer)
 		 * the prefetch is too close behind, look further ahead.
 		 */
 		if (overtaken)
+		{
 			t->distance = Min(t->distance * 2, (int64) bgwp_max_distance);
+			widen_io_window(t);
+		}
 		if (t->planbuf_pos < t->planbuf_len)
 			return t->planbuf[t->planbuf_pos];
 		if (t->plan_exhausted)
@@ -973,6 +997,31 @@ learn_read_cost(const PrefetchTarget *t)
 
 /* ---------------- reads ---------------- */
 
+/*
+ * Pacing: how many reads a target keeps in flight.  The tablespace's depth
+ * is a ceiling, not a goal: reads beyond what the scan consumes queue in
+ * the device ahead of every other process's reads and WAL flushes, and a
+ * scan of a table that is mostly skipped or already cached needs few.  So
+ * a VACUUM's target starts with half its depth in flight, takes one more
+ * whenever its scan waited on a read or went past blocks not yet issued
+ * (late), and gives one back per window's worth of ranges its scan found
+ * ready, as TCP's congestion window moves.  It settles where about one
+ * range in io_window is late: the fewest reads in flight that keep the
+ * scan fed.  Streams that read every block of a window (ANALYZE, the
+ * buffer loader) go at their depth from the start.
+ */
+static void
+widen_io_window(PrefetchTarget *t)
+{
+	t->io_window = Min(t->io_window + 1, (double) Max(t->rel.io_depth, 1));
+}
+
+static void
+narrow_io_window(PrefetchTarget *t)
+{
+	t->io_window = Max(t->io_window - 1 / t->io_window, 1.0);
+}
+
 static int
 tablespace_inflight(Oid spcnode)
 {
@@ -1008,6 +1057,7 @@ submit_reads(PrefetchTarget *t)
 		uint64		tag;
 
 		if (io_engine_inflight(engine) >= BGWP_ENGINE_MAX_INFLIGHT ||
+			t->inflight >= (int) t->io_window ||
 			tablespace_inflight(BGWP_RELFILE_SPC(t->relfile)) >= t->rel.io_depth)
 		{
 			t->depth_bound = true;
@@ -1070,6 +1120,7 @@ submit_reads(PrefetchTarget *t)
 		t->ranges[slot].start = start;
 		t->ranges[slot].nblocks = n;
 		t->ranges[slot].completed = false;
+		t->ranges[slot].late = false;
 		t->ring_count++;
 		t->blocks_ahead += n;
 		t->prefetch_block = start + n;
@@ -1110,6 +1161,8 @@ complete_read(const IoCompletion *c)
 			t->report.blocks_late += Min(late, blocks);
 			/* the consumer caught up: look further ahead */
 			t->distance = Min(t->distance * 2, (int64) bgwp_max_distance);
+			r->late = true;
+			widen_io_window(t);
 		}
 	}
 }
@@ -1142,6 +1195,8 @@ retire_consumed(PrefetchTarget *t)
 		if (!r->completed || ((int64) r->start + r->nblocks) > t->last_position)
 			break;
 		t->blocks_ahead -= r->nblocks;
+		if (!r->late)
+			narrow_io_window(t);
 		if (t->handed > 0)
 			t->handed--;
 		if (r->in_buffers)
@@ -1236,7 +1291,10 @@ load_into_buffers(PrefetchTarget *t, int64 *room)
 		 * ahead of a scan that finds hits and moves fast.
 		 */
 		if (t->loading)
+		{
 			t->distance = bgwp_max_distance;
+			t->io_window = t->rel.io_depth;
+		}
 	}
 	if (!t->loading || !loader_accepting(slot))
 		return;
@@ -1363,6 +1421,8 @@ activate_target(PrefetchTarget *t)
 	}
 	if (t->obs.command == PREFETCH_CMD_VACUUM)
 	{
+		/* half the depth at first: a cold scan needs reads at once */
+		t->io_window = Max(t->rel.io_depth / 2, 1);
 		/* before its scan starts, the VACUUM will see the file's size */
 		if (t->awaiting_start)
 			t->obs.total = relation_nblocks(t);
@@ -1423,6 +1483,7 @@ activate_target(PrefetchTarget *t)
 			t->rel.io_depth = BGWP_STREAM_MIN_DEPTH;
 			t->rel.depth_source = DEPTH_FROM_STREAM_MINIMUM;
 		}
+		t->io_window = t->rel.io_depth;
 	}
 	if (t->join_block > 0)
 		t->report.joined_block = t->join_block;
@@ -1568,6 +1629,8 @@ finish_target(PrefetchTarget *t, TimestampTz now)
 		stats_report_scan(r);
 		log_scan(t);
 	}
+	if (t->command_start != 0)
+		remember_ended_scan(t, end);
 	if (!t->abandoned && t->prefetched && engine != NULL)
 		learn_read_cost(t);
 	release_target(t);
@@ -1598,8 +1661,71 @@ release_target(PrefetchTarget *t)
 }
 
 /*
+ * Scans the monitor followed that ended lately, so that a completion in the
+ * cumulative statistics is not taken for another backend's: autovacuum
+ * workers share a forecast, and the statistics say when a relation was
+ * last vacuumed, not by whom.
+ */
+typedef struct EndedScan
+{
+	Oid			dbid;
+	Oid			relid;
+	PrefetchCommand command;
+	int			pid;
+	TimestampTz ended;
+} EndedScan;
+
+#define BGWP_ENDED_SCANS 16
+static EndedScan ended_scans[BGWP_ENDED_SCANS];
+static int	ended_scans_next = 0;
+
+static void
+remember_ended_scan(const PrefetchTarget *t, TimestampTz ended)
+{
+	EndedScan  *e = &ended_scans[ended_scans_next++ % BGWP_ENDED_SCANS];
+
+	e->dbid = t->obs.dbid;
+	e->relid = t->obs.relid;
+	e->command = t->obs.command;
+	e->pid = t->obs.pid;
+	e->ended = ended;
+}
+
+/*
+ * Did the monitor follow a scan of the relation by a backend other than
+ * pid that was still running at since (or still is)?  A completion of the
+ * relation after since is then that scan's.
+ */
+static bool
+followed_by_another_since(Oid dbid, Oid relid, PrefetchCommand command,
+						  int pid, TimestampTz since)
+{
+	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
+	{
+		const PrefetchTarget *o = &targets[i];
+
+		if (o->in_use && o->obs.dbid == dbid && o->obs.relid == relid &&
+			o->obs.command == command && o->obs.pid != pid &&
+			o->command_start != 0 &&
+			(o->command_end == 0 || o->command_end >= since))
+			return true;
+	}
+	for (int i = 0; i < Min(ended_scans_next, BGWP_ENDED_SCANS); i++)
+	{
+		const EndedScan *e = &ended_scans[i];
+
+		if (e->dbid == dbid && e->relid == relid && e->command == command &&
+			e->pid != pid && e->ended >= since)
+			return true;
+	}
+	return false;
+}
+
+/*
  * Did the command of a target that is no longer on its relation complete,
- * or was it cancelled or terminated?
+ * or was it cancelled or terminated?  For a target started from a forecast
+ * that never saw its scan, a completion that belongs to a scan another
+ * worker was followed doing does not count: the forecast was wrong.
  */
 static bool
 scan_completed(const PrefetchTarget *t)
@@ -1607,6 +1733,10 @@ scan_completed(const PrefetchTarget *t)
 	Oid			dbid = t->state != TARGET_RESOLVING && t->rel.relfilenode != InvalidOid ?
 		t->rel.dbnode : t->obs.dbid;
 
+	if (t->forecast && t->command_start == 0 &&
+		followed_by_another_since(t->obs.dbid, t->obs.relid, t->obs.command,
+								  t->obs.pid, t->since))
+		return false;
 	return targets_completed_since(dbid, t->obs.relid, t->obs.command, t->since);
 }
 
