@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """The report of bench/autovacuum_oltp.sh: medians per cost-delay setting
-and configuration, and ratios of each configuration to off over the paired
-medians (the same round's off run).
+and configuration, and ratios of each configuration to off (to none when
+that ran: the extension not loaded) over the same round's run.
 
 Arguments: RUNS_CSV OUT_MD MACHINE EXT TABLES TABLE_MB DIRTY SCALE RATE
 DURATION WARMUP ROUNDS LOAD0 LOAD1 CONFIGS
 """
 import csv
-import statistics
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report_common import med, num  # noqa: E402
 
 (path, out, machine, ext, tables, table_mb, dirty, scale, rate, duration,
  warmup, rounds, load0, load1, configs) = sys.argv[1:]
@@ -16,18 +19,6 @@ configs = configs.split()
 # ratios are to off (to none, the extension not loaded, when that ran)
 base = "none" if "none" in configs else "off"
 rows = list(csv.DictReader(open(path)))
-
-
-def num(x):
-    try:
-        return float(x)
-    except (TypeError, ValueError):
-        return None
-
-
-def med(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
 
 
 def fmt(x, p=2):
