@@ -1626,8 +1626,9 @@ finish_target(PrefetchTarget *t, TimestampTz now)
 
 	if (!t->forget && (t->command_start != 0 || !t->abandoned))
 	{
-		stats_report_scan(r);
+		/* logged first: once the view shows the scan, its LOG line is out */
 		log_scan(t);
+		stats_report_scan(r);
 	}
 	if (t->command_start != 0)
 		remember_ended_scan(t, end);
