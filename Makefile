@@ -10,15 +10,19 @@ OBJS = \
 	src/resolver.o \
 	src/autovac_rule.o \
 	src/forecast.o \
+	src/relfile.o \
 	src/vm_reader.o \
 	src/vacuum_plan.o \
 	src/analyze_plan.o \
 	src/io_engine.o \
 	src/prefetcher.o \
+	src/prefetch_adopt.o \
+	src/prefetch_follow.o \
+	src/prefetch_reads.o \
+	src/prefetch_report.o \
 	src/buffer_loader.o \
 	src/calibrate.o \
 	src/dynamic_worker.o \
-	src/call_hints.o \
 	src/clog_writer.o
 
 EXTENSION = bgw_prefetch
@@ -26,6 +30,8 @@ DATA = bgw_prefetch--1.0.sql
 PGFILEDESC = "bgw_prefetch - io_uring prefetch for VACUUM and ANALYZE, CLOG writer"
 
 SHLIB_LINK += -luring -lm
+# Export only the entry points the server looks up (exports.txt).
+SHLIB_EXPORTS = exports.txt
 PG_CPPFLAGS += -I$(srcdir)/src
 PG_CFLAGS += -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
 

@@ -54,6 +54,10 @@
 #   --configs LIST  configurations ("off on"); onN: on with
 #                   bgw_prefetch.tablespace_io_depth = 'pg_default=N';
 #                   onfa: on with bgw_prefetch.io_method = 'fadvise';
+#                   onserve: on with bgw_prefetch.cost_limited_depth = -1
+#                   (cost-limited autovacuums read ahead for at depth);
+#                   onhold: on with cost_limited_depth = 0 (nothing read
+#                   ahead of them);
 #                   none: the extension not loaded (no monitor, no forecaster)
 #   --so PATH       the bgw_prefetch.so to test (default: the installed one)
 #   --out NAME      result files bench/results/NAME.md and NAME_runs.csv
@@ -101,7 +105,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 for c in $CONFIGS; do
-	[[ "$c" =~ ^(none|off|on|on[0-9]+|onfa)$ ]] || bad_usage "--configs: none, off, on, onN or onfa, not $c"
+	[[ "$c" =~ ^(none|off|on|on[0-9]+|onfa|onserve|onhold)$ ]] || bad_usage "--configs: none, off, on, onN, onfa, onserve or onhold, not $c"
 done
 need_root "every run drops the OS page cache"
 command -v python3 >/dev/null || die "python3 is needed"
@@ -189,6 +193,8 @@ run()
 		off) prefetch=off ;;
 		on) ;;
 		onfa) setting="bgw_prefetch.io_method = 'fadvise'" ;;
+		onserve) setting="bgw_prefetch.cost_limited_depth = -1" ;;
+		onhold) setting="bgw_prefetch.cost_limited_depth = 0" ;;
 		on*) setting="bgw_prefetch.tablespace_io_depth = 'pg_default=${config#on}'" ;;
 	esac
 	next_run_dir

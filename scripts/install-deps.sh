@@ -24,6 +24,8 @@ PACKAGES=(
 	cppcheck
 	clang-tidy
 	gnuplot-nox					# benchmark plots
+	debhelper					# the Debian package (test/package.sh)
+	postgresql-server-dev-all	# pg_buildext's pgxs_loop, for the package
 )
 
 missing=()

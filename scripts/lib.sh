@@ -102,7 +102,7 @@ bgwp_copy_tree() {
 	tar -C "$BGWP_ROOT" \
 		--exclude=./.git --exclude='./tmp_check*' --exclude=./results \
 		--exclude=./log --exclude='./regression.*' \
-		--exclude='*.o' --exclude='*.so' --exclude='*.bc' \
+		--exclude='*.o' --exclude='*.so' --exclude='*.bc' --exclude=./exports.list \
 		-cf - . | tar -C "$dest" -xf - || bgwp_die "cannot copy the tree to $dest"
 	if bgwp_is_root; then
 		chown -R "$BGWP_PG_USER": "$dest" || bgwp_die "cannot chown $dest"

@@ -5,11 +5,14 @@
 #
 # Steps: install the Debian packages (scripts/install-deps.sh; skipped with
 # SKIP_DEPS=1), build with warnings as errors, install into the PostgreSQL 15
-# directories, static checks (cppcheck, clang-tidy with the repository's
-# configs), unit tests (make check-unit), then "make installcheck": the
-# pg_regress tests on a temporary instance and the TAP tests under t/; last,
-# test/clog_mutation.sh skip_write (the CLOG crash loop must fail on a
-# writer that marks pages clean without writing them).
+# directories, the library's exported symbols (nm -D against exports.txt),
+# META.json (test/validate_meta.pl), static checks (cppcheck, clang-tidy
+# with the repository's configs), unit tests (make check-unit), then "make
+# installcheck": the pg_regress tests on a temporary instance and the TAP
+# tests under t/; then test/clog_mutation.sh skip_write (the CLOG crash loop
+# must fail on a writer that marks pages clean without writing them); last,
+# test/package.sh (the Debian package built, installed with apt, its
+# regression tests run against it, purged).
 #
 # initdb refuses to run as root, so when started as root everything but the
 # package and library install runs as the "postgres" user in a copy of the
@@ -142,7 +145,7 @@ else
 		record deps PASS
 	else
 		record deps FAIL
-		abort_after build install cppcheck clang-tidy unit regress tap mutation
+		abort_after build install symbols meta cppcheck clang-tidy unit regress tap mutation package
 	fi
 fi
 
@@ -152,7 +155,7 @@ if [ "$BGWP_PG_MAJOR" != 15 ]; then
 		record "pg-$BGWP_PG_MAJOR" PASS
 	else
 		record "pg-$BGWP_PG_MAJOR" FAIL
-		abort_after build install cppcheck clang-tidy unit regress tap
+		abort_after build install symbols meta cppcheck clang-tidy unit regress tap mutation package
 	fi
 	[ -x "$PG_CONFIG" ] || bgwp_die "$PG_CONFIG not found after scripts/build-pg.sh $BGWP_PG_MAJOR"
 fi
@@ -174,14 +177,32 @@ if bgwp_build "$TREE"; then
 	record build PASS
 else
 	record build FAIL
-	abort_after install cppcheck clang-tidy unit regress tap mutation
+	abort_after install symbols meta cppcheck clang-tidy unit regress tap mutation package
 fi
 
 if bgwp_install "$TREE"; then
 	record install PASS
 else
 	record install FAIL
-	abort_after cppcheck clang-tidy unit regress tap mutation
+	abort_after symbols meta cppcheck clang-tidy unit regress tap mutation package
+fi
+
+# ---------------------------------------------------------------- symbols
+# The library exports only the entry points listed in exports.txt: any
+# other global symbol could interpose with another preloaded library's
+# (libraries are loaded RTLD_GLOBAL).
+if diff -u <(grep -v '^#' "$TREE/exports.txt" | sort) \
+		<(nm -D --defined-only "$TREE/bgw_prefetch.so" | awk '{print $3}' | sort); then
+	record symbols PASS
+else
+	record symbols FAIL
+fi
+
+# ---------------------------------------------------------------- META.json
+if (cd "$TREE" && perl test/validate_meta.pl); then
+	record meta PASS
+else
+	record meta FAIL
 fi
 
 # ---------------------------------------------------------------- static checks
@@ -271,6 +292,22 @@ elif bash "$BGWP_ROOT/test/clog_mutation.sh" skip_write; then
 	record mutation PASS
 else
 	record mutation FAIL
+fi
+
+# ---------------------------------------------------------------- package
+# The Debian package: built with dpkg-buildpackage, installed with apt, its
+# regression tests run against it, purged (test/package.sh).  Debian's own
+# PostgreSQL 15 only, as root, with the whole suite.
+if [ -n "${PROVE_TESTS:-}" ]; then
+	record package "skipped (PROVE_TESTS)"
+elif ! bgwp_is_root; then
+	record package "skipped (needs root)"
+elif [ "$BGWP_PG_MAJOR" != 15 ]; then
+	record package "skipped (PostgreSQL $BGWP_PG_MAJOR is not Debian's)"
+elif bash "$BGWP_ROOT/test/package.sh"; then
+	record package PASS
+else
+	record package FAIL
 fi
 
 finish

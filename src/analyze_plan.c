@@ -93,16 +93,13 @@ analyze_cost_model_defaults(AnalyzeCostModel *model)
  * dozen observations) while one outlier moves the model by only 1/8.
  */
 void
-analyze_cost_model_observe(AnalyzeCostModel *model, AnalyzeReadKind kind,
-						   double wall_us, int64_t blocks)
+analyze_cost_model_observe_stream(AnalyzeCostModel *model,
+								  double wall_us, int64_t blocks)
 {
-	double	   *cost;
-
 	if (blocks <= 0 || !(wall_us > 0.0) || !isfinite(wall_us))
 		return;
-	cost = kind == ANALYZE_READ_SEQUENTIAL ?
-		&model->seq_us_per_block : &model->random_us_per_block;
-	*cost += ANALYZE_COST_ALPHA * (wall_us / (double) blocks - *cost);
+	model->seq_us_per_block +=
+		ANALYZE_COST_ALPHA * (wall_us / (double) blocks - model->seq_us_per_block);
 }
 
 /*

@@ -47,12 +47,6 @@ typedef struct AnalyzeCostModel
 										 * per sampled block */
 } AnalyzeCostModel;
 
-typedef enum AnalyzeReadKind
-{
-	ANALYZE_READ_SEQUENTIAL,	/* updates seq_us_per_block */
-	ANALYZE_READ_RANDOM			/* updates random_us_per_block */
-} AnalyzeReadKind;
-
 /* Blocks [start, end) of the relation; empty when end <= start */
 typedef struct AnalyzeWindow
 {
@@ -70,22 +64,22 @@ typedef struct AnalyzeWindow
 /* Standard deviations between the expected position and its lower bound */
 #define ANALYZE_POSITION_SIGMAS 3.0
 
-/* Weight of a new observation in analyze_cost_model_observe()'s average */
+/* Weight of a new observation in analyze_cost_model_observe_stream() */
 #define ANALYZE_COST_ALPHA 0.125
 
 /* The defaults measured on the project's machines (see analyze_plan.c) */
 extern void analyze_cost_model_defaults(AnalyzeCostModel *model);
 
 /*
- * Fold one observation into the model: "blocks" blocks of the given kind
+ * Fold one observation of streaming into seq_us_per_block: "blocks" blocks
  * completed during wall_us microseconds of wall time with reads in flight
- * (with only per-request latencies at hand, pass latency / depth).
- * Observations with no blocks or a non-positive or non-finite time are
- * ignored.
+ * (with only per-request latencies at hand, pass latency / depth).  The
+ * scattered reads' cost stays at its default or calibrated value: the
+ * prefetcher never times the consumer's own reads.  Observations with no
+ * blocks or a non-positive or non-finite time are ignored.
  */
-extern void analyze_cost_model_observe(AnalyzeCostModel *model,
-									   AnalyzeReadKind kind,
-									   double wall_us, int64_t blocks);
+extern void analyze_cost_model_observe_stream(AnalyzeCostModel *model,
+											  double wall_us, int64_t blocks);
 
 /*
  * Does streaming pay for a sample of total blocks out of nblocks?  Always

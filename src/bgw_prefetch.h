@@ -48,6 +48,7 @@ extern char *bgwp_tablespace_io_depth;
 extern int	bgwp_clog_writer_delay; /* ms */
 extern int	bgwp_clog_writer_max_pages;	/* pages per round */
 extern int	bgwp_read_into;			/* PrefetchReadInto */
+extern int	bgwp_cost_limited_depth;	/* -1: no limit */
 extern double bgwp_shared_buffers_cap;	/* fraction of NBuffers */
 
 extern void bgwp_define_gucs(void);
@@ -94,6 +95,9 @@ typedef struct ScanReport
 	int64		blocks_read;	/* VACUUM: pages scanned; ANALYZE: sampled */
 	int64		blocks_skipped; /* VACUUM: skipped by the visibility map */
 	int64		read_time_us;	/* sampled waits on data file reads */
+	int64		cost_delay_us;	/* sampled sleeps in the cost-based delay */
+	int64		cost_limited_us;	/* reads ahead limited: the scan was
+									 * cost-limited */
 	int64		total_time_us;	/* the command's time on the relation */
 	int64		blocks_prefetched;
 	int64		blocks_late;	/* reached by the scan before being read */
@@ -104,8 +108,21 @@ typedef struct ScanReport
 	TimestampTz scan_end;
 } ScanReport;
 
-/* MB/s (MiB, as autovacuum's "avg read rate") from blocks and microseconds */
-extern double blocks_mb_per_s(int64 blocks, int64 us);
+/*
+ * MB/s (MiB, as autovacuum's "avg read rate") from bytes or blocks and
+ * microseconds; the caller makes sure us > 0.
+ */
+static inline double
+bytes_mb_per_s(double bytes, double us)
+{
+	return bytes / (1024.0 * 1024.0) / (us / 1000000.0);
+}
+
+static inline double
+blocks_mb_per_s(int64 blocks, int64 us)
+{
+	return bytes_mb_per_s((double) blocks * BLCKSZ, (double) us);
+}
 
 extern Size stats_shmem_size(void);
 extern void stats_shmem_request(void);

@@ -520,8 +520,8 @@ loader_run(LoaderJob *job)
 			}
 			if (blk >= job->nblocks)
 				continue;
-			buf = BGWP_READ_BUFFER_NO_RELCACHE(job->relfile, MAIN_FORKNUM,
-											   blk, job->permanent);
+			buf = ReadBufferWithoutRelcache(job->relfile, MAIN_FORKNUM, blk,
+											RBM_NORMAL, NULL, job->permanent);
 			ReleaseBuffer(buf);
 			loaded++;
 		}

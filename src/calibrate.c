@@ -234,13 +234,11 @@ typedef struct CalState
 static CalibrationRecord last_calibration;
 static bool have_last_calibration = false;
 
+/* Microseconds on the I/O engine's clock, which its latencies use too */
 static int64
 now_us(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	return (int64) (io_engine_clock_ns() / 1000);
 }
 
 /* ---------------- arguments ---------------- */
@@ -675,7 +673,7 @@ measure_step(CalState *st, const CalArgs *args, CalPattern pattern,
 			(errmsg("calibrating \"%s\", round %d of %d: %s, depth %d: %.0f IOPS, %.1f MB/s, mean latency %.0f us, p99 %.0f us",
 					args->spcname, st->round + 1, CAL_ROUNDS,
 					pattern_names[pattern], depth, out->reads / secs,
-					out->bytes / 1048576.0 / secs,
+					bytes_mb_per_s(out->bytes, out->elapsed_us),
 					out->mean_latency_us, out->p99_latency_us)));
 }
 
@@ -886,7 +884,7 @@ run_calibration(const CalArgs *args, int *nrows, IoMethod *method)
 			row->step = plan.results[p][i][(CAL_ROUNDS - 1) / 2];
 			secs = row->step.elapsed_us / 1e6;
 			row->iops = row->step.reads / secs;
-			row->mb_per_s = row->step.bytes / 1048576.0 / secs;
+			row->mb_per_s = bytes_mb_per_s(row->step.bytes, row->step.elapsed_us);
 			if (i == 0)
 				base = row->iops;
 			row->speedup = base > 0 ? row->iops / base : 0;

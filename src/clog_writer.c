@@ -153,16 +153,11 @@ static TimestampTz cw_prev_round_time = 0;
 static double cw_peak_rate = 0;	/* xids per ms */
 static int	cw_idle_rounds = 0;
 
-/* The slot being written, for cleanup after an ERROR (-1: none). */
-static int	cw_io_slot = -1;
-static BgwpSlruPageNo cw_io_page = -1;
-
 static bool clog_page_precedes(BgwpSlruPageNo page1, BgwpSlruPageNo page2);
 static const char *clog_writer_attach(void);
 static bool clog_writer_work_pending(int first, int last);
 static int	clog_writer_select_victim(int first, int last);
 static int	clog_writer_round(void);
-static void clog_writer_abort_io(void);
 static long clog_writer_hibernate_ms(void);
 static void clog_writer_pace_reset(void);
 static long clog_writer_pace(int written, bool *hibernate);
@@ -283,7 +278,7 @@ clog_writer_attach(void)
 	const char *lock_problem;
 
 	shared = (SlruShared) ShmemInitStruct(BGWP_CLOG_SLRU_NAME,
-										  BGWP_CLOG_SHMEM_SIZE(), &found);
+										  CLOGShmemSize(), &found);
 	if (!found)
 		return "CLOG shared memory \"" BGWP_CLOG_SLRU_NAME "\" not found";
 	if (shared->num_slots != nslots)
@@ -296,7 +291,7 @@ clog_writer_attach(void)
 
 	/* every array and page buffer must lie inside the structure */
 	base = (char *) shared;
-	end = base + BGWP_CLOG_SHMEM_SIZE();
+	end = base + CLOGShmemSize();
 #define CLOG_ARRAY_INSIDE(ptr, len) \
 	((char *) (ptr) >= base + sizeof(SlruSharedData) && \
 	 (char *) (ptr) + (len) <= end)
@@ -320,9 +315,9 @@ clog_writer_attach(void)
 
 	/* what SimpleLruInit() sets up in the local control struct */
 	ClogCtl->shared = shared;
-	ClogCtl->sync_handler = BGWP_CLOG_SYNC_HANDLER;
+	ClogCtl->sync_handler = SYNC_HANDLER_CLOG;
 	ClogCtl->PagePrecedes = clog_page_precedes;
-	strlcpy(ClogCtl->Dir, BGWP_CLOG_DIR, sizeof(ClogCtl->Dir));
+	strlcpy(ClogCtl->Dir, "pg_xact", sizeof(ClogCtl->Dir));
 
 	/* the control lock, or the banks and their locks (compat.h) */
 	lock_problem = BGWP_CLOG_CHECK_LOCKS(ClogCtl, nslots, CLOG_ARRAY_INSIDE);
@@ -450,15 +445,11 @@ clog_writer_round(void)
 				break;
 
 			cw_written_page[slotno] = shared->page_number[slotno];
-			cw_io_slot = slotno;
-			cw_io_page = shared->page_number[slotno];
 
 			INSTR_TIME_SET_CURRENT(start);
 			SimpleLruWritePage(ClogCtl, slotno);
 			INSTR_TIME_SET_CURRENT(end);
 			INSTR_TIME_ACCUM_DIFF(elapsed, end, start);
-
-			cw_io_slot = -1;
 			written++;
 		}
 		LWLockRelease(lock);
@@ -476,38 +467,6 @@ clog_writer_round(void)
 	SpinLockRelease(&cw_shared->mutex);
 
 	return written;
-}
-
-/*
- * After an ERROR in the middle of a write, put the slot back the way
- * slru.c's own recovery (SimpleLruWaitIO) would: valid and still dirty.
- * SlruInternalWritePage() normally does this itself before reporting a
- * failed write; this covers an ERROR thrown anywhere else on that path.
- * Called with no LWLocks held.
- */
-static void
-clog_writer_abort_io(void)
-{
-	SlruShared	shared = ClogCtl->shared;
-	int			slotno = cw_io_slot;
-	LWLock	   *lock;
-
-	cw_io_slot = -1;
-	if (slotno < 0)
-		return;
-
-	lock = BGWP_CLOG_GROUP_LOCK(ClogCtl, slotno);
-	LWLockAcquire(lock, LW_EXCLUSIVE);
-	if (shared->page_status[slotno] == SLRU_PAGE_WRITE_IN_PROGRESS &&
-		shared->page_number[slotno] == cw_io_page &&
-		LWLockConditionalAcquire(&shared->buffer_locks[slotno].lock,
-								 LW_SHARED))
-	{
-		shared->page_status[slotno] = SLRU_PAGE_VALID;
-		shared->page_dirty[slotno] = true;
-		LWLockRelease(&shared->buffer_locks[slotno].lock);
-	}
-	LWLockRelease(lock);
 }
 
 /*
@@ -651,7 +610,6 @@ clog_writer_handle_interrupts(void)
 void
 bgwp_clog_writer_main(Datum main_arg)
 {
-	sigjmp_buf	local_sigjmp_buf;
 	MemoryContext writer_context;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
@@ -675,35 +633,14 @@ bgwp_clog_writer_main(Datum main_arg)
 	MemoryContextSwitchTo(writer_context);
 
 	/*
-	 * If an exception is encountered, processing resumes here.  This is the
-	 * bottom of the exception stack, as in bgwriter.c: report the error,
-	 * release what a round can hold (LWLocks, the slot being written,
-	 * transient files), sleep a second and carry on.
+	 * No sigsetjmp() here: an ERROR ends the writer (status 1) and the
+	 * postmaster starts it again after bgw_restart_time, as autoprewarm's
+	 * leader.  A slot whose write the ERROR interrupted is left
+	 * write-in-progress with its buffer lock released at exit, which
+	 * slru.c's SimpleLruWaitIO() already recovers from: the next process
+	 * that waits for it finds the lock free and marks the page valid and
+	 * still dirty.
 	 */
-	if (sigsetjmp(local_sigjmp_buf, 1) != 0)
-	{
-		error_context_stack = NULL;
-
-		HOLD_INTERRUPTS();
-
-		EmitErrorReport();
-
-		LWLockReleaseAll();
-		pgstat_report_wait_end();
-		clog_writer_abort_io();
-		AtEOXact_Files(false);
-
-		MemoryContextSwitchTo(writer_context);
-		FlushErrorState();
-		MemoryContextReset(writer_context);
-
-		RESUME_INTERRUPTS();
-
-		/* a write error is likely to repeat: don't flood the log */
-		pg_usleep(1000000L);
-	}
-
-	PG_exception_stack = &local_sigjmp_buf;
 
 	clog_writer_pace_reset();
 
@@ -716,10 +653,9 @@ bgwp_clog_writer_main(Datum main_arg)
 		ResetLatch(MyLatch);
 		clog_writer_handle_interrupts();
 
-		/* attach once; an ERROR while attaching leaves the reason set */
+		/* attach once */
 		if (!cw_attached && cw_disabled_reason == NULL)
 		{
-			cw_disabled_reason = "could not attach to the CLOG shared memory";
 			cw_disabled_reason = clog_writer_attach();
 			if (cw_disabled_reason == NULL)
 				cw_attached = true;
@@ -799,10 +735,7 @@ bgw_prefetch_clog_stats(PG_FUNCTION_ARGS)
 	ClogWriterShared snap;
 	const char *status;
 
-	if (cw_shared == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("bgw_prefetch must be loaded via shared_preload_libraries")));
+	bgwp_require_preload();
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");

@@ -65,6 +65,7 @@
 typedef RelFileLocator BgwpRelFile;
 
 #define BGWP_RELFILE_SPC(rf)	((rf).spcOid)
+#define BGWP_RELFILE_NUMBER(rf)	((rf).relNumber)
 #define BGWP_RELFILE_SET(rf, spcid, dbid, relnumber) \
 	((rf).spcOid = (spcid), (rf).dbOid = (dbid), (rf).relNumber = (relnumber))
 #define BGWP_RELATION_MAP_OID_TO_FILE(relid, shared) \
@@ -73,6 +74,7 @@ typedef RelFileLocator BgwpRelFile;
 typedef RelFileNode BgwpRelFile;
 
 #define BGWP_RELFILE_SPC(rf)	((rf).spcNode)
+#define BGWP_RELFILE_NUMBER(rf)	((rf).relNode)
 #define BGWP_RELFILE_SET(rf, spcid, dbid, relnumber) \
 	((rf).spcNode = (spcid), (rf).dbNode = (dbid), (rf).relNode = (relnumber))
 #define BGWP_RELATION_MAP_OID_TO_FILE(relid, shared) \
@@ -98,37 +100,6 @@ bgwp_rel_path(BgwpRelFile rf, ForkNumber forknum)
 #else
 	return GetRelationPath(rf.dbNode, rf.spcNode, rf.relNode,
 						   InvalidBackendId, forknum);
-#endif
-}
-
-/* ---------- resource owners ---------- */
-
-/*
- * Release everything a failed iteration of a worker's main loop left in
- * CurrentResourceOwner (a long-lived owner the worker created), as
- * bgwriter.c does after an ERROR, and leave an owner the next iteration can
- * use.  Up to 16 a released owner can be used again.  From 17 it cannot
- * (ResourceOwnerEnlarge() fails with "called after release started"; only
- * core's AuxProcessResourceOwner is reset in place), so it is deleted --
- * it is empty after the release -- and replaced by a new one of that name.
- */
-static inline void
-bgwp_release_loop_resources(const char *owner_name)
-{
-	ResourceOwnerRelease(CurrentResourceOwner, RESOURCE_RELEASE_BEFORE_LOCKS,
-						 false, true);
-	ResourceOwnerRelease(CurrentResourceOwner, RESOURCE_RELEASE_LOCKS,
-						 false, true);
-	ResourceOwnerRelease(CurrentResourceOwner, RESOURCE_RELEASE_AFTER_LOCKS,
-						 false, true);
-#if PG_VERSION_NUM >= 170000
-	{
-		ResourceOwner released = CurrentResourceOwner;
-
-		CurrentResourceOwner = NULL;
-		ResourceOwnerDelete(released);
-		CurrentResourceOwner = ResourceOwnerCreate(NULL, owner_name);
-	}
 #endif
 }
 
@@ -220,16 +191,7 @@ bgwp_release_loop_resources(const char *owner_name)
 	INIT_BUFFERTAG((tag), (relfile), (forknum), (blkno))
 #endif
 
-/* same signature in 15-18, with BgwpRelFile's type */
-#define BGWP_READ_RECENT_BUFFER(relfile, forknum, blkno, buffer) \
-	ReadRecentBuffer((relfile), (forknum), (blkno), (buffer))
-
 /* ---------- loading blocks into shared buffers (buffer_loader.c) ---------- */
-
-/* Read a block of a relation known by its files only, as recovery does */
-#define BGWP_READ_BUFFER_NO_RELCACHE(relfile, forknum, blkno, permanent) \
-	ReadBufferWithoutRelcache((relfile), (forknum), (blkno), RBM_NORMAL, NULL, \
-							  (permanent))
 
 /* The relation's files as its relcache entry names them (renamed in 16) */
 #if PG_VERSION_NUM >= 160000
@@ -326,7 +288,7 @@ bgwp_held_lock_contended(const LOCKTAG *tag, LOCKMODE probe_mode)
 
 /*
  * clog.c's CLOGShmemInit() creates the CLOG SLRU with these parameters:
- * ShmemInitStruct name, directory, CLOGShmemBuffers() slots, and 2 status
+ * ShmemInitStruct name, CLOGShmemBuffers() slots, and 2 status
  * bits per xid with one LSN group per 32 xids.  The CLOG page layout
  * constants are static in clog.c and copied here.  Expand these macros only
  * where access/clog.h and access/slru.h are included.
@@ -346,9 +308,6 @@ bgwp_held_lock_contended(const LOCKTAG *tag, LOCKMODE probe_mode)
  * SimpleLruWritePage() holding exactly the lock of the slot's group in
  * exclusive mode, as SlruSelectLRUPage()'s callers do.
  */
-#define BGWP_CLOG_DIR			"pg_xact"
-#define BGWP_CLOG_SYNC_HANDLER	SYNC_HANDLER_CLOG
-#define BGWP_CLOG_SHMEM_SIZE()	CLOGShmemSize()
 #define BGWP_CLOG_XACTS_PER_PAGE	(BLCKSZ * 4)
 #define BGWP_CLOG_LSNS_PER_PAGE	(BGWP_CLOG_XACTS_PER_PAGE / 32)
 

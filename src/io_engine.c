@@ -95,9 +95,12 @@ struct IoEngine
 	char		reason[256];	/* why io_uring was not used */
 };
 
-/* Current CLOCK_MONOTONIC time in nanoseconds. */
-static uint64_t
-now_ns(void)
+/*
+ * Current CLOCK_MONOTONIC time in nanoseconds: the clock of every latency
+ * the engine measures.
+ */
+uint64_t
+io_engine_clock_ns(void)
 {
 	struct timespec ts;
 
@@ -173,7 +176,7 @@ harvest_cqes(IoEngine *engine)
 		if (idx < (uint64_t) engine->max_inflight)
 		{
 			if (n == 0)
-				now = now_ns();
+				now = io_engine_clock_ns();
 			complete_slot(engine, (int) idx, cqe->res,
 						  (now - engine->slots[idx].submit_ns) / 1000);
 			n++;
@@ -200,7 +203,7 @@ wait_cqes_until(IoEngine *engine, unsigned wait_nr, uint64_t deadline)
 
 		if (deadline != 0)
 		{
-			uint64_t	now = now_ns();
+			uint64_t	now = io_engine_clock_ns();
 
 			if (now >= deadline)
 				return -ETIME;
@@ -220,7 +223,7 @@ deadline_after(int timeout_ms)
 {
 	if (timeout_ms < 0)
 		return 0;
-	return now_ns() + (uint64_t) timeout_ms * 1000000 + 1;
+	return io_engine_clock_ns() + (uint64_t) timeout_ms * 1000000 + 1;
 }
 
 /*
@@ -524,10 +527,10 @@ fadvise_now(IoEngine *engine, int idx, int fd, off_t offset, size_t len)
 		complete_slot(engine, idx, 0, 0);
 		return;
 	}
-	start = now_ns();
+	start = io_engine_clock_ns();
 	rc = posix_fadvise(fd, offset, (off_t) len, POSIX_FADV_WILLNEED);
 	complete_slot(engine, idx, rc == 0 ? (int) len : -rc,
-				  (now_ns() - start) / 1000);
+				  (io_engine_clock_ns() - start) / 1000);
 }
 
 /*
@@ -548,7 +551,7 @@ io_engine_submit(IoEngine *engine, int fd, off_t offset, size_t len,
 
 	idx = slot_alloc(engine);
 	engine->slots[idx].tag = tag;
-	engine->slots[idx].submit_ns = now_ns();
+	engine->slots[idx].submit_ns = io_engine_clock_ns();
 
 	if (offset < 0 || len > engine->max_read_bytes)
 	{

@@ -105,4 +105,7 @@ extern int	io_engine_reap(IoEngine *engine, IoCompletion *out, int max);
  */
 extern int	io_engine_wait(IoEngine *engine, int min_complete, int timeout_ms);
 
+/* CLOCK_MONOTONIC in nanoseconds, the clock of the engine's latencies */
+extern uint64_t io_engine_clock_ns(void);
+
 #endif							/* BGWP_IO_ENGINE_H */

@@ -28,7 +28,6 @@
 
 #include "bgw_prefetch.h"
 #include "buffer_loader.h"
-#include "call_hints.h"
 #include "forecast.h"
 #include "resolver.h"
 
@@ -71,7 +70,6 @@ _PG_init(void)
 	prev_process_utility_hook = ProcessUtility_hook;
 	ProcessUtility_hook = bgwp_process_utility;
 
-	call_hints_install();
 	monitor_register();
 	clog_writer_register();
 }

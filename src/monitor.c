@@ -26,10 +26,13 @@
  * only to sample the command's backend (prefetcher_sample(): is it still on
  * its relation, is it waiting on a read): that is how pg_stat_prefetch
  * measures read time and the command's duration without any code in the
- * backend.  An ERROR inside an iteration
- * is caught at the bottom of the stack as in bgwriter.c: it is logged,
- * every target is abandoned (reads drained, files closed), and the loop
- * goes on after a second; it never takes the server down.
+ * backend.
+ *
+ * An ERROR ends the monitor, as it ends autoprewarm's leader: the
+ * background worker machinery logs it and exits with status 1, the exit
+ * callback (monitor_on_exit()) gives up every target, and the postmaster
+ * starts a new monitor after bgw_restart_time.  Nothing is retried inside
+ * a process whose state the error may have left half-changed.
  *
  *-------------------------------------------------------------------------
  */
@@ -75,10 +78,6 @@ PG_FUNCTION_INFO_V1(bgw_prefetch_status);
 #define ANNOUNCED_POLL_WINDOW_MS 2000
 /* How often the databases clients use are looked for, in ms. */
 #define DATABASES_POLL_MS 1000
-/* Pause after an error before the loop goes on, in ms. */
-#define ERROR_PAUSE_MS 1000
-/* The monitor's resource owner, renewed after an error (compat.h) */
-#define MONITOR_RESOURCE_OWNER "bgw_prefetch monitor"
 
 typedef struct MonitorShared
 {
@@ -259,9 +258,21 @@ publish_state(int64 targets_served)
 	LWLockRelease(monitor_shared->lock);
 }
 
+/*
+ * before_shmem_exit callback, run at every exit, an ERROR's included: give
+ * up every target (its resolver and loader are told to stop, its files
+ * closed) and clear what the monitor published.  After an ERROR the
+ * background worker code exits without releasing anything, so the
+ * LWLocks the failed step held are released first.
+ */
 static void
-clear_published_process(int code, Datum arg)
+monitor_on_exit(int code, Datum arg)
 {
+	LWLockReleaseAll();
+	ConditionVariableCancelSleep();
+	pgstat_report_wait_end();
+	prefetcher_stop(false);
+
 	LWLockAcquire(monitor_shared->lock, LW_EXCLUSIVE);
 	monitor_shared->pid = 0;
 	monitor_shared->latch = NULL;
@@ -435,16 +446,13 @@ autovacuum_worker_arrived(void)
 void
 bgwp_monitor_main(Datum main_arg)
 {
-	sigjmp_buf	local_sigjmp_buf;
 	MemoryContext loop_context;
 	int			engine_method;
 	int64		targets_served = 0;
-	/* static: kept across the sigsetjmp() below */
-	static TimestampTz last_step;
-	static long step_interval;
-	static bool step_now;
-	static TimestampTz last_databases;
-	static bool forecast_due;
+	TimestampTz last_step;
+	long		step_interval;
+	bool		step_now;
+	TimestampTz last_databases;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
@@ -457,7 +465,7 @@ bgwp_monitor_main(Datum main_arg)
 	/* targets_completed_count() wants fresh statistics, not a snapshot */
 	SetConfigOption("stats_fetch_consistency", "none", PGC_SUSET, PGC_S_OVERRIDE);
 
-	CurrentResourceOwner = ResourceOwnerCreate(NULL, MONITOR_RESOURCE_OWNER);
+	CurrentResourceOwner = ResourceOwnerCreate(NULL, "bgw_prefetch monitor");
 	loop_context = AllocSetContextCreate(TopMemoryContext,
 										 "bgw_prefetch monitor loop",
 										 ALLOCSET_DEFAULT_SIZES);
@@ -467,34 +475,7 @@ bgwp_monitor_main(Datum main_arg)
 	monitor_shared->pid = MyProcPid;
 	monitor_shared->latch = MyLatch;
 	LWLockRelease(monitor_shared->lock);
-	before_shmem_exit(clear_published_process, (Datum) 0);
-
-	/*
-	 * Error recovery, as in bgwriter.c: log, release what the failed
-	 * iteration held, abandon every target, pause, go on.
-	 */
-	if (sigsetjmp(local_sigjmp_buf, 1) != 0)
-	{
-		error_context_stack = NULL;
-		HOLD_INTERRUPTS();
-		EmitErrorReport();
-		LWLockReleaseAll();
-		ConditionVariableCancelSleep();
-		pgstat_report_wait_end();
-		UnlockBuffers();
-		bgwp_release_loop_resources(MONITOR_RESOURCE_OWNER);
-		prefetcher_stop(false);
-		monitor_wait_reset();
-		MemoryContextSwitchTo(loop_context);
-		FlushErrorState();
-		MemoryContextReset(loop_context);
-		RESUME_INTERRUPTS();
-
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 ERROR_PAUSE_MS, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-	}
-	PG_exception_stack = &local_sigjmp_buf;
+	before_shmem_exit(monitor_on_exit, (Datum) 0);
 
 	MemoryContextSwitchTo(loop_context);
 	prefetcher_start();
@@ -503,7 +484,6 @@ bgwp_monitor_main(Datum main_arg)
 
 	last_step = 0;
 	last_databases = 0;
-	forecast_due = false;
 	step_interval = ACTIVE_POLL_MS;
 	step_now = true;
 	while (!ShutdownRequestPending)
@@ -512,6 +492,7 @@ bgwp_monitor_main(Datum main_arg)
 		int			event_fd;
 		int			events = 0;
 		int			rc;
+		bool		forecast_due;
 		TimestampTz now;
 
 		ResetLatch(MyLatch);

@@ -159,6 +159,10 @@ typedef struct VacuumOptions
 	bool		analyze;		/* VACUUM (ANALYZE): each table analyzed too */
 	bool		full;			/* VACUUM FULL: a rewrite, no lazy scan */
 	bool		skip_toast;		/* PROCESS_TOAST false */
+	bool		skip_main;		/* PROCESS_MAIN false (16+): the TOAST
+								 * table only */
+	bool		skip_locked;	/* SKIP_LOCKED: a relation whose lock is
+								 * taken is passed by */
 } VacuumOptions;
 
 static ResolverShared *resolver_shared = NULL;
@@ -382,6 +386,11 @@ vacuum_options_from_list(List *options, VacuumOptions *opts)
 			opts->full = defGetBoolean(opt);
 		else if (strcmp(opt->defname, "process_toast") == 0)
 			opts->skip_toast = !defGetBoolean(opt);
+		else if (strcmp(opt->defname, "process_main") == 0)
+			opts->skip_main = !defGetBoolean(opt);
+		else if (strcmp(opt->defname, "skip_locked") == 0)
+			opts->skip_locked = defGetBoolean(opt);
+		/* the others do not change which blocks are read, or in what order */
 	}
 }
 
@@ -912,19 +921,28 @@ announce_statement_relations(const VacuumStmt *stmt, bool do_vacuum,
 		{
 			Oid			toastrelid = toast_relid_of(relid);
 
-			/* the command scans the relations in this order, the first at once */
-			if (announced >= MAX_ANNOUNCED_PER_STATEMENT)
-				return;
-			announce_relation(relid, PREFETCH_CMD_VACUUM, opts, announced == 0,
-							  previous);
-			announced++;
-			previous = relid;
+			/*
+			 * The command scans the relations in this order, the first at
+			 * once -- unless SKIP_LOCKED may pass it by: then each is read
+			 * only once its scan shows.
+			 */
+			if (!opts->skip_main)
+			{
+				if (announced >= MAX_ANNOUNCED_PER_STATEMENT)
+					return;
+				announce_relation(relid, PREFETCH_CMD_VACUUM, opts,
+								  announced == 0 && !opts->skip_locked, previous);
+				announced++;
+				previous = relid;
+			}
 			if (OidIsValid(toastrelid) && !opts->skip_toast)
 			{
-				if (announced++ >= MAX_ANNOUNCED_PER_STATEMENT)
+				if (announced >= MAX_ANNOUNCED_PER_STATEMENT)
 					return;
-				announce_relation(toastrelid, PREFETCH_CMD_VACUUM, opts, false,
-								  relid);
+				announce_relation(toastrelid, PREFETCH_CMD_VACUUM, opts,
+								  announced == 0 && !opts->skip_locked,
+								  opts->skip_main ? previous : relid);
+				announced++;
 				previous = toastrelid;
 			}
 		}

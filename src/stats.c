@@ -57,6 +57,8 @@ typedef struct StatsCounters
 	int64		blocks_read;
 	int64		blocks_skipped;
 	int64		read_time_us;
+	int64		cost_delay_us;
+	int64		cost_limited_us;
 	int64		total_time_us;
 	int64		blocks_prefetched;
 	int64		blocks_late;
@@ -245,6 +247,8 @@ stats_report_scan(const ScanReport *report)
 		c->blocks_read += report->blocks_read;
 		c->blocks_skipped += report->blocks_skipped;
 		c->read_time_us += report->read_time_us;
+		c->cost_delay_us += report->cost_delay_us;
+		c->cost_limited_us += report->cost_limited_us;
 		c->total_time_us += report->total_time_us;
 		c->blocks_prefetched += report->blocks_prefetched;
 		c->blocks_late += report->blocks_late;
@@ -259,16 +263,6 @@ stats_report_scan(const ScanReport *report)
 	LWLockRelease(stats_shared->lock);
 }
 
-/*
- * MB/s from blocks and microseconds, in autovacuum's units ("avg read
- * rate": MiB per second).  The caller makes sure us > 0.
- */
-double
-blocks_mb_per_s(int64 blocks, int64 us)
-{
-	return (double) blocks * BLCKSZ / (1024.0 * 1024.0) / ((double) us / 1000000.0);
-}
-
 static void
 require_stats(void)
 {
@@ -279,7 +273,7 @@ require_stats(void)
 				 errmsg("bgw_prefetch shared memory is not initialized")));
 }
 
-#define STATS_COLS 25
+#define STATS_COLS 27
 
 /*
  * SRF behind the pg_stat_prefetch view.
@@ -334,6 +328,8 @@ bgw_prefetch_stats(PG_FUNCTION_ARGS)
 		else
 			nulls[i++] = true;
 		values[i++] = Float8GetDatum(c.read_time_us / 1000.0);
+		values[i++] = Float8GetDatum(c.cost_delay_us / 1000.0);
+		values[i++] = Float8GetDatum(c.cost_limited_us / 1000.0);
 		values[i++] = Float8GetDatum(c.total_time_us / 1000.0);
 		if (c.total_time_us > 0)
 			values[i++] = Float8GetDatum(blocks_mb_per_s(c.blocks_read, c.total_time_us));

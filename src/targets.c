@@ -338,18 +338,24 @@ targets_proc_of(int pid)
 }
 
 /*
- * Is the process waiting on a read of a relation data file right now?
- * proc must come from targets_proc_of(pid); it is checked to still be that
- * process (a PGPROC is reused after exit).  wait_event_info is a single
- * 4-byte word, read without a lock as pg_stat_activity does.
+ * What is the process waiting on right now: a read of a relation data file
+ * (the time track_io_timing counts as read time), VACUUM's cost-based delay,
+ * or something else?  proc must come from targets_proc_of(pid); it is
+ * checked to still be that process (a PGPROC is reused after exit).
+ * wait_event_info is a single 4-byte word, read without a lock as
+ * pg_stat_activity does.
  */
-bool
-targets_waiting_on_read(PGPROC *proc, int pid)
+TargetWait
+targets_wait(PGPROC *proc, int pid)
 {
 	uint32		wait_event_info;
 
 	if (proc == NULL || proc->pid != pid)
-		return false;
+		return TARGET_WAIT_OTHER;
 	wait_event_info = *((volatile uint32 *) &proc->wait_event_info);
-	return BGWP_WAIT_IS_DATA_READ(wait_event_info);
+	if (BGWP_WAIT_IS_DATA_READ(wait_event_info))
+		return TARGET_WAIT_DATA_READ;
+	if (wait_event_info == WAIT_EVENT_VACUUM_DELAY)
+		return TARGET_WAIT_COST_DELAY;
+	return TARGET_WAIT_OTHER;
 }

@@ -56,6 +56,12 @@ extern bool targets_completed_since(Oid dbid, Oid relid,
 									PrefetchCommand command, TimestampTz since);
 struct PGPROC;
 extern struct PGPROC *targets_proc_of(int pid);
-extern bool targets_waiting_on_read(struct PGPROC *proc, int pid);
+typedef enum TargetWait
+{
+	TARGET_WAIT_OTHER,			/* running, or waiting on anything else */
+	TARGET_WAIT_DATA_READ,		/* a read of a relation data file */
+	TARGET_WAIT_COST_DELAY		/* VACUUM's cost-based delay (VacuumDelay) */
+} TargetWait;
+extern TargetWait targets_wait(struct PGPROC *proc, int pid);
 
 #endif							/* BGWP_TARGETS_H */

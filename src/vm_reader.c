@@ -33,6 +33,7 @@
 #include "storage/fd.h"
 
 #include "compat.h"
+#include "relfile.h"
 #include "vm_reader.h"
 
 void
@@ -73,8 +74,8 @@ copy_from_shared_buffers(VmReader *reader, BlockNumber mapblock)
 		return false;
 
 	buffer = buf_id + 1;
-	if (!BGWP_READ_RECENT_BUFFER(reader->relfile, VISIBILITYMAP_FORKNUM,
-								 mapblock, buffer))
+	if (!ReadRecentBuffer(reader->relfile, VISIBILITYMAP_FORKNUM,
+						  mapblock, buffer))
 		return false;
 	LockBuffer(buffer, BUFFER_LOCK_SHARE);
 	memcpy(reader->page.data, BufferGetPage(buffer), BLCKSZ);
@@ -94,19 +95,17 @@ copy_from_file(VmReader *reader, BlockNumber mapblock)
 
 	if (reader->fd < 0 && !reader->file_missing)
 	{
-		char	   *path = bgwp_rel_path(reader->relfile,
-										 VISIBILITYMAP_FORKNUM);
-
-		reader->fd = BasicOpenFile(path, O_RDONLY | PG_BINARY);
-		if (reader->fd < 0)
+		reader->fd = relfile_open(reader->relfile, VISIBILITYMAP_FORKNUM, 0);
+		/* out of descriptors (EMFILE): zeroes now, another open next time */
+		if (reader->fd < 0 && errno != EMFILE && errno != ENFILE)
 		{
 			if (errno != ENOENT)
 				ereport(DEBUG1,
 						(errcode_for_file_access(),
-						 errmsg("could not open file \"%s\": %m", path)));
+						 errmsg("could not open the visibility map of relation %u: %m",
+								BGWP_RELFILE_NUMBER(reader->relfile))));
 			reader->file_missing = true;
 		}
-		pfree(path);
 	}
 	if (reader->fd >= 0)
 		nread = pg_pread(reader->fd, reader->page.data, BLCKSZ,
@@ -136,8 +135,21 @@ vm_reader_bits(void *arg, uint32_t heapblk)
 void
 vm_reader_close(VmReader *reader)
 {
-	if (reader->fd >= 0)
-		close(reader->fd);
+	relfile_close(reader->fd);
 	reader->fd = -1;
 	reader->cached_block = InvalidBlockNumber;
+}
+
+/*
+ * Close the VM fork's descriptor if its file was unlinked (the relation
+ * was dropped or rewritten): every bit then reads 0, as for a missing fork.
+ */
+void
+vm_reader_close_unlinked(VmReader *reader)
+{
+	if (reader->fd >= 0 && relfile_unlinked(reader->fd))
+	{
+		vm_reader_close(reader);
+		reader->file_missing = true;
+	}
 }

@@ -25,5 +25,6 @@ extern void vm_reader_init(VmReader *reader, BgwpRelFile relfile);
 extern void vm_reader_invalidate(VmReader *reader);
 extern uint8_t vm_reader_bits(void *reader, uint32_t heapblk);
 extern void vm_reader_close(VmReader *reader);
+extern void vm_reader_close_unlinked(VmReader *reader);
 
 #endif							/* BGWP_VM_READER_H */

@@ -145,6 +145,62 @@ ok( $node->poll_query_until(
 		"SELECT count(*) = 1 FROM pg_stat_prefetch WHERE relid = 't2'::regclass AND command = 'vacuum'"),
 	'enabled again: the next VACUUM of t2 is watched');
 
+# ---- bgw_prefetch.cost_limited_depth (1 by default): a VACUUM that sleeps
+# most of its time in its cost-based delay is cost-limited: read ahead for
+# one read at a time, at most 256 blocks ahead; with the parameter at -1
+# (reload), the same VACUUM is read ahead for like any other.
+{
+	my $offset = -s $node->logfile;
+	my ($s, $pid) = start_slow($node, 'postgres', 'VACUUM (DISABLE_PAGE_SKIPPING) t', '2ms', 2);
+	ok( $node->poll_query_until(
+			'postgres',
+			"SELECT count(*) = 1 FROM pg_stat_prefetch_activity
+			  WHERE relid = 't'::regclass AND state = 'cost-limited'"),
+		'cost_limited_depth: a VACUUM that mostly sleeps in its cost delay is cost-limited');
+	# sampled while it stays so (20 looks, each a new psql): one read in
+	# flight at most, and reads ahead still made
+	my ($inflight, $samples) = (0, 0);
+	for (1 .. 20)
+	{
+		my $r = $node->safe_psql('postgres',
+			"SELECT reads_in_flight FROM pg_stat_prefetch_activity
+			  WHERE relid = 't'::regclass AND state = 'cost-limited'");
+		next if $r eq '';
+		$samples++;
+		$inflight = $r if $r > $inflight;
+	}
+	cmp_ok($samples, '>', 0, "cost_limited_depth: still cost-limited when looked at ($samples of 20)");
+	cmp_ok($inflight, '<=', 1, "cost_limited_depth: at most 1 read in flight ($inflight)");
+	my $prefetched = $node->safe_psql('postgres',
+		"SELECT blocks_prefetched FROM pg_stat_prefetch_activity WHERE relid = 't'::regclass");
+	ok( $node->poll_query_until(
+			'postgres',
+			"SELECT blocks_prefetched > $prefetched FROM pg_stat_prefetch_activity
+			  WHERE relid = 't'::regclass AND state = 'cost-limited'"),
+		'cost_limited_depth: the cost-limited VACUUM is still read ahead for');
+	$node->safe_psql('postgres', 'ALTER SYSTEM SET bgw_prefetch.cost_limited_depth = -1');
+	$node->reload;
+	ok( $node->poll_query_until(
+			'postgres',
+			"SELECT count(*) = 1 FROM pg_stat_prefetch_activity
+			  WHERE relid = 't'::regclass AND state = 'prefetching'"),
+		'cost_limited_depth = -1 at reload: the same VACUUM is read ahead for like any other');
+	$node->safe_psql('postgres', 'ALTER SYSTEM RESET bgw_prefetch.cost_limited_depth');
+	$node->reload;
+	$node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
+	quit_session($s);
+	$node->wait_for_log(
+		qr/bgw_prefetch: vacuum of "public\.t" .*\n.*\n.*\n.*\n\s*cost delay: [0-9.]+ s \(sampled\), cost-limited for [0-9.]+ s/,
+		$offset);
+	pass('cost_limited_depth: the LOG line gives the cost delay and the time cost-limited');
+	ok( $node->poll_query_until(
+			'postgres',
+			"SELECT cost_delay_time > 0 AND cost_limited_time > 0
+			        AND cost_limited_time <= total_time
+			   FROM pg_stat_prefetch WHERE relid = 't'::regclass AND command = 'vacuum'"),
+		'cost_limited_depth: pg_stat_prefetch shows the cost delay and the time cost-limited');
+}
+
 $node->stop;
 
 # ---- a server without the library in shared_preload_libraries

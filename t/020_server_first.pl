@@ -31,6 +31,7 @@ use lib $FindBin::RealBin;
 use BgwPrefetchTest;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes qw(usleep);
 
 my $node = new_bgwp_node(
 	'server_first', conf => q{
@@ -97,6 +98,44 @@ sub still_serving
 
 create_frozen_table($node, 'postgres', 'probe', 24000);
 
+# The deleted files of database $dboid that a process of the server still
+# holds open ("path (deleted)" in /proc/PID/fd): each keeps its disk space.
+sub deleted_files_held
+{
+	my ($dboid) = @_;
+	my ($postmaster) = split /\n/, slurp_file($node->data_dir . '/postmaster.pid');
+	my $base = $node->data_dir . "/base/$dboid/";
+	my @held;
+	for my $dir (glob('/proc/[0-9]*'))
+	{
+		my $stat = eval { slurp_file("$dir/stat") } // next;
+		my ($ppid) = $stat =~ /^\d+ \(.*\) \S (\d+)/s;
+		next unless defined $ppid && $ppid == $postmaster;
+		for my $fd (glob("$dir/fd/*"))
+		{
+			my $target = readlink($fd) // next;
+			push @held, "$dir: $target"
+			  if index($target, $base) == 0 && $target =~ / \(deleted\)$/;
+		}
+	}
+	return @held;
+}
+
+# Wait (up to the framework's default timeout) until no process of the
+# server holds a deleted file of database $dboid; a test.
+sub no_deleted_files_held_ok
+{
+	my ($dboid, $what) = @_;
+	my @held = deleted_files_held($dboid);
+	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+	while (@held && time < $deadline)
+	{
+		usleep(20_000);
+		@held = deleted_files_held($dboid);
+	}
+	return is(scalar(@held), 0, $what) || diag(join("\n", @held));
+}
+
 # ---- DROP DATABASE x 10
 $node->safe_psql('postgres', 'CREATE DATABASE tmpl_big');
 create_frozen_table($node, 'tmpl_big', 'big', 24000);
@@ -109,6 +148,7 @@ for my $i (1 .. 10)
 	my $offset = -s $node->logfile;
 	# odd rounds terminate the VACUUM mid-scan: make sure it is still
 	# scanning then, however slow the machine (cost limit 2: ~10 ms a page)
+	my $dboid = $node->safe_psql('postgres', "SELECT oid FROM pg_database WHERE datname = '$db'");
 	my ($s, $pid) = start_slow($node, $db, 'VACUUM (DISABLE_PAGE_SKIPPING) big',
 		'10ms', $i % 2 ? 2 : 20);
 	wait_prefetching($db, 'big', "DROP DATABASE #$i");
@@ -142,6 +182,8 @@ for my $i (1 .. 10)
 			"SELECT count(*) = 0 FROM bgw_prefetch_activity()
 			  WHERE datid NOT IN (SELECT oid FROM pg_database)"),
 		"DROP DATABASE #$i: no target left on the dropped database");
+	no_deleted_files_held_ok($dboid,
+		"DROP DATABASE #$i: no process of the server holds a file of the dropped database open");
 }
 still_serving('after 10 DROP DATABASE');
 

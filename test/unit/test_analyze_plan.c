@@ -300,49 +300,47 @@ test_cost_model(void)
 	check(analyze_should_stream(55556, 100000, &model), "10 % gain streams");
 	check(analyze_should_stream(70000, 100000, &model), "clear gain streams");
 
-	/* observe: a moving average with weight 1/8, per kind */
+	/* observe: a moving average with weight 1/8, of streaming only */
 	model.seq_us_per_block = 10.0;
 	model.random_us_per_block = 20.0;
-	analyze_cost_model_observe(&model, ANALYZE_READ_SEQUENTIAL, 1800.0, 100);
+	analyze_cost_model_observe_stream(&model, 1800.0, 100);
 	CHECKF(fabs(model.seq_us_per_block - 11.0) < 1e-9 && model.random_us_per_block == 20.0,
-		   "one sequential observation of 18 us moves 10 to 11, got %.3f / %.3f",
-		   model.seq_us_per_block, model.random_us_per_block);
-	analyze_cost_model_observe(&model, ANALYZE_READ_RANDOM, 12.0, 1);
-	CHECKF(fabs(model.random_us_per_block - 19.0) < 1e-9 && fabs(model.seq_us_per_block - 11.0) < 1e-9,
-		   "one random observation of 12 us moves 20 to 19, got %.3f / %.3f",
+		   "one streaming observation of 18 us moves 10 to 11, got %.3f / %.3f",
 		   model.seq_us_per_block, model.random_us_per_block);
 
 	m2 = model;
-	analyze_cost_model_observe(&m2, ANALYZE_READ_RANDOM, 100.0, 0);
-	analyze_cost_model_observe(&m2, ANALYZE_READ_RANDOM, 100.0, -5);
-	analyze_cost_model_observe(&m2, ANALYZE_READ_RANDOM, 0.0, 10);
-	analyze_cost_model_observe(&m2, ANALYZE_READ_SEQUENTIAL, -1.0, 10);
-	analyze_cost_model_observe(&m2, ANALYZE_READ_SEQUENTIAL, NAN, 10);
-	analyze_cost_model_observe(&m2, ANALYZE_READ_SEQUENTIAL, INFINITY, 10);
+	analyze_cost_model_observe_stream(&m2, 100.0, 0);
+	analyze_cost_model_observe_stream(&m2, 100.0, -5);
+	analyze_cost_model_observe_stream(&m2, 0.0, 10);
+	analyze_cost_model_observe_stream(&m2, -1.0, 10);
+	analyze_cost_model_observe_stream(&m2, NAN, 10);
+	analyze_cost_model_observe_stream(&m2, INFINITY, 10);
 	check(m2.seq_us_per_block == model.seq_us_per_block &&
 		  m2.random_us_per_block == model.random_us_per_block,
 		  "invalid observations are ignored");
 
 	for (int i = 0; i < 200; i++)
-		analyze_cost_model_observe(&m2, ANALYZE_READ_SEQUENTIAL, 5000.0, 1000);
+		analyze_cost_model_observe_stream(&m2, 5000.0, 1000);
 	CHECKF(fabs(m2.seq_us_per_block - 5.0) < 1e-6, "observations converge, got %.6f",
 		   m2.seq_us_per_block);
 
 	/*
-	 * The model follows the device: a sample at 10 % does not stream at
-	 * the defaults, but does once scattered reads are observed to cost
-	 * 5 ms per block (a disk that seeks).
+	 * The model follows the device: a whole-relation-sized window that
+	 * streams at the defaults stops streaming once streaming is observed
+	 * to cost as much per block as the scattered reads (a device that
+	 * gains nothing from large reads).
 	 */
 	analyze_cost_model_defaults(&model);
 	{
 		int			nobs = 0;
 
-		while (!analyze_should_stream(30000, 300000, &model) && nobs < 100)
+		check(analyze_should_stream(60000, 100000, &model), "a 60 %% sample streams at the defaults");
+		while (analyze_should_stream(60000, 100000, &model) && nobs < 100)
 		{
-			analyze_cost_model_observe(&model, ANALYZE_READ_RANDOM, 5000.0, 1);
+			analyze_cost_model_observe_stream(&model, 1000.0 * model.random_us_per_block, 1000);
 			nobs++;
 		}
-		CHECKF(nobs > 0 && nobs < 10, "slow scattered reads make 10 %% stream after %d observations",
+		CHECKF(nobs > 0 && nobs < 30, "slow streaming stops a 60 %% sample from streaming after %d observations",
 			   nobs);
 	}
 }

@@ -1,0 +1,338 @@
+/*-------------------------------------------------------------------------
+ *
+ * prefetch_adopt.c
+ *	  Targets for scans that have not shown yet, and whose scan a
+ *	  completion is.
+ *
+ * A manual VACUUM or ANALYZE announces the relations it names before it
+ * starts (resolver.c), and forecast.c tells which relation each autovacuum
+ * worker is about to vacuum: both become targets before their scan shows
+ * in progress reporting, so that the scan is read ahead and counted from
+ * its first block.  Such a target may meet a scan that is already over, or
+ * a completion in the cumulative statistics that belongs to another
+ * backend's scan: the ring of ended scans tells them apart.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "miscadmin.h"
+#include "storage/fd.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "forecast.h"
+#include "prefetch_internal.h"
+#include "targets.h"
+
+/*
+ * Start following a relation a manual VACUUM announced, from block 0,
+ * before its scan appears in progress reporting: the relation it scans
+ * first (resolver_take_first_scans()), or the one it scans right after a
+ * followed one (start_next_scan()).  Its blocks are counted over the
+ * visibility map now, before the VACUUM can set a bit, and, if it is
+ * prefetched for, read ahead.  The target waits for the scan
+ * (awaiting_start), having read no more than its distance: while its VACUUM
+ * is still processing the relation before it, and else at most
+ * BGWP_AWAIT_START_MS; it is adopted by the scan when that shows up with the
+ * same relation size.  Returns true if it is a new target.
+ */
+static bool
+start_announced_target(const AnnouncedScan *a, TimestampTz forecast_since)
+{
+	bool		forecast = forecast_since != 0;
+	TargetObservation obs;
+	TargetObservation now_obs;
+	PrefetchTarget *t;
+	TimestampTz since;
+
+	if (!bgwp_enabled)
+		return false;
+	memset(&obs, 0, sizeof(obs));
+	obs.slot = a->backend_slot;
+	obs.pid = a->backend_pid;
+	obs.proc_start = a->backend_start;
+	obs.dbid = a->dbid;
+	obs.relid = a->relid;
+	obs.command = PREFETCH_CMD_VACUUM;
+	obs.phase = SCAN_PHASE_SCANNING;
+	obs.autovacuum = forecast;
+	t = free_target_for(&obs);
+	if (t == NULL)
+		return false;
+
+	/*
+	 * A manual VACUUM's statement started before it announced the relation:
+	 * a VACUUM of the relation that completed since is this one.  An
+	 * autovacuum worker's relation comes after the one it was seen on (or
+	 * after its start): a VACUUM of it completed since then is the worker's,
+	 * even if the forecast comes too late to see it.
+	 */
+	since = forecast ? forecast_since :
+		targets_statement_start(obs.slot, obs.pid);
+	if (since == 0)
+		return false;			/* the backend is gone */
+	init_target(t, &obs, since);
+	t->awaiting_start = true;
+	t->forecast = forecast;
+	t->scanned_after = a->scanned_after;
+	t->rel = a->rel;
+
+	/*
+	 * The monitor may come late: if the VACUUM is on the relation already,
+	 * follow it from where it is, as a discovered scan; if it is past it,
+	 * the scan is over.
+	 */
+	if (targets_observe(obs.slot, obs.pid, &now_obs) == OBSERVE_WATCHED &&
+		same_scan(&now_obs, &obs))
+	{
+		t->obs = now_obs;
+		t->last_position = now_obs.position;
+		t->awaiting_start = false;
+		command_seen(t, &now_obs, GetCurrentTimestamp());
+	}
+	else if (forecast &&
+			 followed_by_another_since(a->dbid, a->relid, PREFETCH_CMD_VACUUM,
+									   obs.pid, since))
+	{
+		/* another worker has vacuumed it since: the forecast was wrong */
+		release_target(t);
+		return false;
+	}
+	else if (targets_completed_since(a->dbid, a->relid, PREFETCH_CMD_VACUUM, since))
+	{
+		/* recorded, though nothing of it could be measured */
+		BGWP_RELFILE_SET(t->relfile, t->rel.spcnode, t->rel.dbnode,
+						 t->rel.relfilenode);
+		t->nblocks = relation_nblocks(t);
+		if (t->nblocks == 0 || t->nblocks < (BlockNumber) bgwp_min_relation_size)
+		{
+			release_target(t);	/* too small to be followed */
+			return false;
+		}
+		t->last_position = t->nblocks;
+		t->awaiting_start = false;
+		t->command_over = true;
+		t->state = TARGET_MEASURING;
+		t->prefetch = false;
+		strlcpy(t->why_not, "over before the monitor saw it start",
+				sizeof(t->why_not));
+		prefetch_targets_started++;
+		return true;
+	}
+	activate_target(t);
+	/* an empty relation (a TOAST table with no value yet) has nothing to plan */
+	if (t->state != TARGET_ACTIVE || t->nblocks == 0 ||
+		t->nblocks < (BlockNumber) bgwp_min_relation_size)
+	{
+		release_target(t);		/* nothing read yet */
+		return false;
+	}
+	elog(DEBUG1, "bgw_prefetch: relation %u %s, following from block %lld of %u",
+		 a->relid, forecast ? "forecast for autovacuum" : "announced by its VACUUM",
+		 (long long) t->join_block, t->nblocks);
+	prefetch_targets_started++;
+	return true;
+}
+
+/*
+ * Start the relation a manual VACUUM scans first, and the one it scans
+ * after that.
+ */
+void
+prefetcher_start_announced(const AnnouncedScan *a)
+{
+	(void) start_announced_target(a, 0);
+	start_next_scan(a->backend_pid, a->backend_start, a->dbid, a->relid);
+}
+
+/*
+ * The VACUUM of backend (pid, start) is being served on relid: start the
+ * relation it announced it scans next (a TOAST table after its table), so
+ * that it is planned from block 0 while the VACUUM is still on relid.  One
+ * relation ahead only: each is started when the one before it is served.
+ */
+void
+start_next_scan(int backend_pid, TimestampTz backend_start, Oid dbid, Oid relid)
+{
+	AnnouncedScan next;
+
+	if (resolver_take_next_scan(backend_pid, backend_start, dbid, relid, &next))
+		(void) start_announced_target(&next, 0);
+}
+
+/*
+ * What the prefetcher remembers of each autovacuum worker, to start the
+ * relation it is expected to vacuum next (forecast.c) before it gets
+ * there: the last relation it was seen vacuuming (autovacuum processes its
+ * list in order), and whether that next relation was started already.
+ */
+typedef struct AutovacuumWorkerState
+{
+	int			pid;			/* 0: free */
+	TimestampTz proc_start;
+	Oid			after;			/* last relation seen vacuumed, or invalid */
+	TimestampTz after_start;	/* when it was seen starting on it */
+	bool		started;		/* the relation after it was started */
+	bool		seen;			/* still there at this look */
+} AutovacuumWorkerState;
+
+static AutovacuumWorkerState autovacuum_workers[BGWP_MAX_TARGETS];
+
+static AutovacuumWorkerState *
+autovacuum_worker_state(const TargetObservation *w)
+{
+	AutovacuumWorkerState *free_state = NULL;
+
+	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
+	{
+		AutovacuumWorkerState *st = &autovacuum_workers[i];
+
+		if (st->pid == w->pid && st->proc_start == w->proc_start)
+			return st;
+		if (st->pid == 0 && free_state == NULL)
+			free_state = st;
+	}
+	if (free_state != NULL)
+	{
+		memset(free_state, 0, sizeof(*free_state));
+		free_state->pid = w->pid;
+		free_state->proc_start = w->proc_start;
+	}
+	return free_state;
+}
+
+/*
+ * Start, for every autovacuum worker (workers[], from
+ * targets_autovacuum_workers()), the relation it is expected to vacuum
+ * next, from block 0: the forecast's first relation for a worker that has
+ * vacuumed none yet, and else the one after the relation it vacuums now.
+ * It waits for the worker as a manual VACUUM's next relation does
+ * (awaiting_start), so that a fast autovacuum is counted and read ahead
+ * from its first block.  One relation ahead of each worker only, and once
+ * per relation: a forecast that missed is not tried again.  Returns how
+ * many targets it started.
+ */
+int
+prefetcher_forecast(const TargetObservation *workers, int nworkers)
+{
+	int			started = 0;
+
+	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
+		autovacuum_workers[i].seen = false;
+	for (int w = 0; w < nworkers && bgwp_enabled; w++)
+	{
+		AutovacuumWorkerState *st = autovacuum_worker_state(&workers[w]);
+		Oid			busy[BGWP_MAX_TARGETS];
+		int			nbusy = 0;
+		AnnouncedScan next;
+
+		if (st == NULL)
+			continue;
+		st->seen = true;
+		for (int i = 0; i < BGWP_MAX_TARGETS; i++)
+		{
+			PrefetchTarget *t = &prefetch_targets[i];
+
+			if (!t->in_use || t->command_over || !t->autovacuum ||
+				t->obs.command != PREFETCH_CMD_VACUUM)
+				continue;
+			if (t->obs.pid != workers[w].pid ||
+				t->obs.proc_start != workers[w].proc_start)
+			{
+				/* another worker's, or expected to be */
+				if (t->obs.dbid == workers[w].dbid)
+					busy[nbusy++] = t->obs.relid;
+			}
+			else if ((!t->awaiting_start || t->command_start != 0) &&
+					 t->obs.relid != st->after)
+			{
+				/*
+				 * It is on this one (seen by the sampler, perhaps not yet
+				 * adopted by a step): the next one is after it.
+				 */
+				st->after = t->obs.relid;
+				st->after_start = t->command_start != 0 ? t->command_start : t->since;
+				st->started = false;
+			}
+		}
+		if (st->started ||
+			!forecast_next(workers[w].dbid, st->after, busy, nbusy, &next))
+			continue;
+		next.backend_slot = workers[w].slot;
+		next.backend_pid = workers[w].pid;
+		next.backend_start = workers[w].proc_start;
+		if (start_announced_target(&next, OidIsValid(st->after) ?
+								   st->after_start : workers[w].proc_start))
+			started++;
+		st->started = true;
+	}
+	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
+		if (!autovacuum_workers[i].seen)
+			autovacuum_workers[i].pid = 0;
+	return started;
+}
+
+/*
+ * Scans the monitor followed that ended lately, so that a completion in the
+ * cumulative statistics is not taken for another backend's: autovacuum
+ * workers share a forecast, and the statistics say when a relation was
+ * last vacuumed, not by whom.
+ */
+typedef struct EndedScan
+{
+	Oid			dbid;
+	Oid			relid;
+	PrefetchCommand command;
+	int			pid;
+	TimestampTz ended;
+} EndedScan;
+
+#define BGWP_ENDED_SCANS 16
+static EndedScan ended_scans[BGWP_ENDED_SCANS];
+static int	ended_scans_next = 0;
+
+void
+remember_ended_scan(const PrefetchTarget *t, TimestampTz ended)
+{
+	EndedScan  *e = &ended_scans[ended_scans_next++ % BGWP_ENDED_SCANS];
+
+	e->dbid = t->obs.dbid;
+	e->relid = t->obs.relid;
+	e->command = t->obs.command;
+	e->pid = t->obs.pid;
+	e->ended = ended;
+}
+
+/*
+ * Did the monitor follow a scan of the relation by a backend other than
+ * pid that was still running at since (or still is)?  A completion of the
+ * relation after since is then that scan's.
+ */
+bool
+followed_by_another_since(Oid dbid, Oid relid, PrefetchCommand command,
+						  int pid, TimestampTz since)
+{
+	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
+	{
+		const PrefetchTarget *o = &prefetch_targets[i];
+
+		if (o->in_use && o->obs.dbid == dbid && o->obs.relid == relid &&
+			o->obs.command == command && o->obs.pid != pid &&
+			o->command_start != 0 &&
+			(o->command_end == 0 || o->command_end >= since))
+			return true;
+	}
+	for (int i = 0; i < Min(ended_scans_next, BGWP_ENDED_SCANS); i++)
+	{
+		const EndedScan *e = &ended_scans[i];
+
+		if (e->dbid == dbid && e->relid == relid && e->command == command &&
+			e->pid != pid && e->ended >= since)
+			return true;
+	}
+	return false;
+}
