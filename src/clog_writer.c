@@ -136,8 +136,8 @@ static SlruCtlData ClogCtlData;
 static bool cw_attached = false;
 
 /*
- * Why the writer is disabled, or NULL.  Set before attaching, so that an
- * ERROR thrown while attaching leaves the worker disabled, too.
+ * Why the writer is disabled (the CLOG's layout is not the one it was
+ * built for), or NULL.
  */
 static const char *cw_disabled_reason = NULL;
 

@@ -179,9 +179,11 @@ my $row = $node->safe_psql('postgres',
 );
 is($row, 't|t|t', 'write_time, rounds and last_write are set');
 
-# A write error must not kill the writer.  With the writer off, leave a
-# dirty page behind the latest one, make its segment read-only, turn the
-# writer on: it must log the error, stay alive and write once it can.
+# A write error ends the writer, as an ERROR ends autoprewarm's leader: with
+# the writer off, leave a dirty page behind the latest one, make its segment
+# read-only, turn the writer on: it logs the error and exits with status 1,
+# the postmaster starts a new one (bgw_restart_time = 10 s), which writes
+# once the file is writable again.  No crash restart.
 set_writer(0);
 my $pid = worker_pid($node, 'bgw_prefetch clog writer');
 # A checkpoint writes the latest page (creating its segment file if it is
@@ -199,16 +201,22 @@ chmod 0400, $segment or die "chmod $segment: $!";
 my ($writer_before) = $node->safe_psql('postgres',
 	'SELECT pages_written FROM pg_stat_prefetch_clog');
 my $offset = -s $node->logfile;
-set_writer(1);
-# the write error is reported
+# on, without waiting for its status: it fails at its first round
+$node->safe_psql('postgres', 'ALTER SYSTEM SET bgw_prefetch.clog_writer = on');
+$node->reload;
+# the write error is reported, and ends the writer
 $node->wait_for_log(qr/could not access status of transaction/, $offset);
+$node->wait_for_log(qr/"bgw_prefetch clog writer" \(PID $pid\) exited with exit code 1/, $offset);
 chmod 0600, $segment or die "chmod $segment: $!";
 ok( $node->poll_query_until(
 		'postgres',
 		"SELECT pages_written > $writer_before FROM pg_stat_prefetch_clog"),
-	'writer writes again once the file is writable');
-is(worker_pid($node, 'bgw_prefetch clog writer'),
-	$pid, 'writer survived the error (same process)');
+	'a new writer writes once the file is writable');
+isnt(worker_pid($node, 'bgw_prefetch clog writer'),
+	$pid, 'the ERROR ended the writer; the postmaster started a new one');
+unlike(slurp_file($node->logfile, $offset), qr/was terminated by signal|all server processes terminated/,
+	'the write error caused no crash restart');
+$pid = worker_pid($node, 'bgw_prefetch clog writer');
 
 # pg_terminate_backend(): the postmaster starts a new writer
 # (bgw_restart_time = 10 s).

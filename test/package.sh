@@ -49,12 +49,14 @@ bgwp_as_pg "$SRC" dpkg-buildpackage -us -uc -b >"$WORK/build.log" 2>&1 || {
 [ -f "$WORK/$deb" ] || bgwp_die "dpkg-buildpackage did not make $deb: $(ls "$WORK")"
 bgwp_log "package: built $deb"
 
-# What it installs: the module, its control and SQL files, and no other file.
-dpkg-deb -c "$WORK/$deb" | awk '{print $6}' | grep -E '\.(so|control|sql)$' | sort
+# What it installs: the module, its control and SQL files (read whole
+# first: with pipefail, "dpkg-deb | grep -q" fails when grep stops early).
+contents=$(dpkg-deb -c "$WORK/$deb" | awk '{print $6}')
+grep -E '\.(so|control|sql)$' <<<"$contents" | sort
 for f in "lib/postgresql/$BGWP_PG_MAJOR/lib/bgw_prefetch.so" \
 	"share/postgresql/$BGWP_PG_MAJOR/extension/bgw_prefetch.control" \
 	"share/postgresql/$BGWP_PG_MAJOR/extension/bgw_prefetch--1.0.sql"; do
-	dpkg-deb -c "$WORK/$deb" | grep -q "\./usr/$f\$" || bgwp_die "$deb lacks /usr/$f"
+	grep -qx "\./usr/$f" <<<"$contents" || bgwp_die "$deb lacks /usr/$f"
 done
 
 bgwp_log "package: apt-get install $deb"
