@@ -220,9 +220,9 @@ prefetcher_sampling(void)
  * time in vacuum_cost_delay runs at the pace its cost settings allow,
  * whatever its reads cost: reads ahead of it at depth save it little (its
  * reads are a small part of its time) and take the device from the
- * foreground in the bursts the delay was set to prevent.  Such a scan is
- * read ahead for within bgw_prefetch.cost_limited_depth reads in flight
- * and a short distance (prefetch_reads.c), as its own reads would be.
+ * foreground.  Such a scan is read ahead for within
+ * bgw_prefetch.cost_limited_depth reads in flight (by default none) and a
+ * short distance (prefetch_reads.c).
  * Decided from the sampled share of wall time the backend spent in the
  * delay, with hysteresis; reads already in flight complete.
  */

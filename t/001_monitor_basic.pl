@@ -145,10 +145,10 @@ ok( $node->poll_query_until(
 		"SELECT count(*) = 1 FROM pg_stat_prefetch WHERE relid = 't2'::regclass AND command = 'vacuum'"),
 	'enabled again: the next VACUUM of t2 is watched');
 
-# ---- bgw_prefetch.cost_limited_depth (1 by default): a VACUUM that sleeps
-# most of its time in its cost-based delay is cost-limited: read ahead for
-# one read at a time, at most 256 blocks ahead; with the parameter at -1
-# (reload), the same VACUUM is read ahead for like any other.
+# ---- bgw_prefetch.cost_limited_depth (0 by default): a VACUUM that sleeps
+# most of its time in its cost-based delay is cost-limited: nothing is read
+# ahead of it while it advances; at 1 (reload), one read at a time; at -1,
+# it is read ahead for like any other scan.
 {
 	my $offset = -s $node->logfile;
 	my ($s, $pid) = start_slow($node, 'postgres', 'VACUUM (DISABLE_PAGE_SKIPPING) t', '2ms', 2);
@@ -157,8 +157,37 @@ ok( $node->poll_query_until(
 			"SELECT count(*) = 1 FROM pg_stat_prefetch_activity
 			  WHERE relid = 't'::regclass AND state = 'cost-limited'"),
 		'cost_limited_depth: a VACUUM that mostly sleeps in its cost delay is cost-limited');
+	# the reads issued before complete; then nothing more while it advances
+	ok( $node->poll_query_until(
+			'postgres',
+			"SELECT reads_in_flight = 0 FROM pg_stat_prefetch_activity
+			  WHERE relid = 't'::regclass"),
+		'cost_limited_depth = 0: the reads in flight complete');
+	my ($prefetched, $block) = split /\|/,
+	  $node->safe_psql('postgres',
+		"SELECT blocks_prefetched, consumer_block FROM pg_stat_prefetch_activity
+		  WHERE relid = 't'::regclass");
+	ok( $node->poll_query_until(
+			'postgres',
+			"SELECT consumer_block > $block + 64 FROM pg_stat_prefetch_activity
+			  WHERE relid = 't'::regclass"),
+		'cost_limited_depth = 0: the VACUUM advances');
+	is( $node->safe_psql(
+			'postgres',
+			"SELECT blocks_prefetched || '|' || state FROM pg_stat_prefetch_activity
+			  WHERE relid = 't'::regclass"),
+		"$prefetched|cost-limited",
+		'cost_limited_depth = 0: nothing was read ahead of it meanwhile');
+
+	$node->safe_psql('postgres', 'ALTER SYSTEM SET bgw_prefetch.cost_limited_depth = 1');
+	$node->reload;
+	ok( $node->poll_query_until(
+			'postgres',
+			"SELECT blocks_prefetched > $prefetched FROM pg_stat_prefetch_activity
+			  WHERE relid = 't'::regclass AND state = 'cost-limited'"),
+		'cost_limited_depth = 1 at reload: it is read ahead for again');
 	# sampled while it stays so (20 looks, each a new psql): one read in
-	# flight at most, and reads ahead still made
+	# flight at most
 	my ($inflight, $samples) = (0, 0);
 	for (1 .. 20)
 	{
@@ -169,15 +198,8 @@ ok( $node->poll_query_until(
 		$samples++;
 		$inflight = $r if $r > $inflight;
 	}
-	cmp_ok($samples, '>', 0, "cost_limited_depth: still cost-limited when looked at ($samples of 20)");
-	cmp_ok($inflight, '<=', 1, "cost_limited_depth: at most 1 read in flight ($inflight)");
-	my $prefetched = $node->safe_psql('postgres',
-		"SELECT blocks_prefetched FROM pg_stat_prefetch_activity WHERE relid = 't'::regclass");
-	ok( $node->poll_query_until(
-			'postgres',
-			"SELECT blocks_prefetched > $prefetched FROM pg_stat_prefetch_activity
-			  WHERE relid = 't'::regclass AND state = 'cost-limited'"),
-		'cost_limited_depth: the cost-limited VACUUM is still read ahead for');
+	cmp_ok($samples, '>', 0, "cost_limited_depth = 1: still cost-limited when looked at ($samples of 20)");
+	cmp_ok($inflight, '<=', 1, "cost_limited_depth = 1: at most 1 read in flight ($inflight)");
 	$node->safe_psql('postgres', 'ALTER SYSTEM SET bgw_prefetch.cost_limited_depth = -1');
 	$node->reload;
 	ok( $node->poll_query_until(
