@@ -434,10 +434,11 @@ watching_for_autovacuum(void)
 static bool
 autovacuum_worker_arrived(void)
 {
-	TargetObservation workers[BGWP_MAX_TARGETS];
+	TargetObservation first;
 
+	/* one is enough: the scan of the status array stops at the first */
 	return watching_for_autovacuum() &&
-		targets_autovacuum_workers(workers, BGWP_MAX_TARGETS) > 0;
+		targets_autovacuum_workers(&first, 1) > 0;
 }
 
 /*

@@ -141,6 +141,7 @@ typedef struct PrefetchTarget
 	int			planbuf_len;
 	int			planbuf_pos;
 	bool		plan_exhausted;
+	TimestampTz files_checked;	/* last close_unlinked_files() look */
 	bool		files_gone;		/* a segment file could not be opened */
 	BlockNumber pending_start;	/* a read taken from the plan but not issued */
 	uint16		pending_nblocks;
@@ -196,7 +197,7 @@ extern void end_scan_phase(PrefetchTarget *t, bool completed);
 extern void release_target(PrefetchTarget *t);
 
 /* prefetch_reads.c: relation files, plans, reads, read costs, loading */
-extern void close_unlinked_files(PrefetchTarget *t);
+extern void close_unlinked_files(PrefetchTarget *t, TimestampTz now);
 extern BlockNumber relation_nblocks(PrefetchTarget *t);
 extern AnalyzeCostModel *tablespace_cost(Oid spcnode);
 extern void calibrate_cost_model(AnalyzeCostModel *model,

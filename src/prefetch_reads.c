@@ -51,6 +51,9 @@ typedef struct TablespaceCost
 static TablespaceCost tablespace_costs[BGWP_COST_TABLESPACES];
 static int	ntablespace_costs = 0;	/* entries ever created */
 
+/* How often a target's descriptors are checked for unlinked files, ms */
+#define UNLINKED_CHECK_MS 100
+
 static void widen_io_window(PrefetchTarget *t);
 static void narrow_io_window(PrefetchTarget *t);
 
@@ -114,11 +117,15 @@ segment_of(PrefetchTarget *t, int segno)
  * keep their disk space until the scan ends; a segment with reads in flight
  * is closed at a later step, once they completed.  The first segment
  * gone means the relation is: the target is abandoned, as when that
- * segment cannot be opened.
+ * segment cannot be opened.  The monitor steps at every read completion,
+ * so the files are looked at every UNLINKED_CHECK_MS only.
  */
 void
-close_unlinked_files(PrefetchTarget *t)
+close_unlinked_files(PrefetchTarget *t, TimestampTz now)
 {
+	if (!TimestampDifferenceExceeds(t->files_checked, now, UNLINKED_CHECK_MS))
+		return;
+	t->files_checked = now;
 	for (int s = 0; s < BGWP_OPEN_SEGMENTS; s++)
 	{
 		OpenSegment *seg = &t->segments[s];

@@ -678,7 +678,7 @@ prefetcher_step(void)
 
 		if (!t->in_use)
 			continue;
-		close_unlinked_files(t);
+		close_unlinked_files(t, now);
 		/* set again by submit_reads() if it is called and stops at depth */
 		t->depth_bound = false;
 		if (t->state == TARGET_RESOLVING)
