@@ -8,8 +8,11 @@ OBJS = \
 	src/monitor.o \
 	src/targets.o \
 	src/resolver.o \
+	src/resolve_relation.o \
+	src/announce.o \
 	src/autovac_rule.o \
 	src/forecast.o \
+	src/forecaster.o \
 	src/relfile.o \
 	src/vm_reader.o \
 	src/vacuum_plan.o \
@@ -22,6 +25,8 @@ OBJS = \
 	src/prefetch_report.o \
 	src/buffer_loader.o \
 	src/calibrate.o \
+	src/calibrate_measure.o \
+	src/calibration_store.o \
 	src/dynamic_worker.o \
 	src/clog_writer.o
 

@@ -19,10 +19,16 @@
 # seconds) on its own tables.  A client holds a lock that makes autovacuum
 # (3 workers, naptime 1 s) pass the large tables by until bgw_prefetch's
 # forecaster has them due, as on a server where it has been resident for a
-# while, and pgbench has run WARMUP seconds (a cold start stalls the
-# foreground for a few hundred ms every two seconds or so for about ten
-# seconds, extension loaded or not); then the lock goes and autovacuum
-# processes them while pgbench goes on.
+# while, and pgbench has run WARMUP seconds; then the lock goes and
+# autovacuum processes them while pgbench goes on.
+#
+# Free page reporting is off for the run (bench/lib/common.sh) unless
+# --page-reporting is given.  With it on, the gigabytes the cache drop
+# frees are handed to the host in batches every two seconds
+# (PAGE_REPORTING_DELAY), and each batch stalls every client for 30-400 ms
+# for as long as the batches last (10-30 s here, longer the more was
+# dropped), extension loaded or not: that, not the server, set the
+# foreground's tail.
 #
 # Reported per cost-delay setting, as medians over the rounds and on / off
 # ratios of the paired medians:
@@ -55,7 +61,7 @@
 #                   bgw_prefetch.tablespace_io_depth = 'pg_default=N';
 #                   onfa: on with bgw_prefetch.io_method = 'fadvise';
 #                   onserve: on with bgw_prefetch.cost_limited_depth = -1
-#                   (cost-limited autovacuums read ahead for at depth);
+#                   (the default: cost-limited autovacuums read ahead for);
 #                   onhold: on with cost_limited_depth = 0 (nothing read
 #                   ahead of them);
 #                   none: the extension not loaded (no monitor, no forecaster)
@@ -63,6 +69,7 @@
 #   --out NAME      result files bench/results/NAME.md and NAME_runs.csv
 #                   (autovacuum_oltp)
 #   --keep          keep the work directory
+#   --page-reporting  leave the guest's free page reporting as it is
 # Run it as root (it drops the OS cache), alone on the machine.
 set -euo pipefail
 
@@ -86,6 +93,7 @@ CONFIGS="off on"
 SO=""
 NAME=autovacuum_oltp
 KEEP=0
+PAGE_REPORTING=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--rounds) ROUNDS=$2; shift 2 ;;
@@ -101,6 +109,7 @@ while [ $# -gt 0 ]; do
 		--so) SO=$2; shift 2 ;;
 		--out) NAME=$2; shift 2 ;;
 		--keep) KEEP=1; shift ;;
+		--page-reporting) PAGE_REPORTING=1; shift ;;
 		*) other_option "$1" ;;
 	esac
 done
@@ -113,6 +122,7 @@ RESDIR=$ROOT/bench/results
 mkdir -p "$RESDIR"
 check_pg_extension "$SO"
 cold_setup 55460
+[ "$PAGE_REPORTING" -eq 1 ] || [ ! -e "$PAGE_REPORTING_KNOB" ] || disable_page_reporting
 pin_extension
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 
@@ -270,6 +280,6 @@ LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # ---------------------------------------------------------------- report
 python3 "$ROOT/bench/lib/oltp_report.py" "$CSV" "$RESDIR/$NAME.md" \
-	"$(machine_meta)" "$EXT_META" "$TABLES" "$TABLE_MB" "$DIRTY" "$SCALE" "$RATE" "$DURATION" "$WARMUP" \
+	"$(machine_meta); $(page_reporting_meta)" "$EXT_META" "$TABLES" "$TABLE_MB" "$DIRTY" "$SCALE" "$RATE" "$DURATION" "$WARMUP" \
 	"$ROUNDS" "$LOAD0" "$LOAD1" "$CONFIGS"
 finish_report

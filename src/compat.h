@@ -4,12 +4,12 @@
  *	  Every server-version-specific detail bgw_prefetch relies on.
  *
  * bgw_prefetch reads a few server structures that are not a stable API: the
- * backend status array (to follow VACUUM/ANALYZE progress without the
- * snapshot machinery), the buffer mapping table (to read the current
- * visibility map without pinning a relation), the on-disk path of a
- * relation's segments, and the CLOG SLRU.  Everything that depends on the
- * server version is here, so that supporting a newer server means editing
- * this file only.  PostgreSQL 15, 16, 17 and 18 are supported (see
+ * backend status array, one table's cumulative statistics in another
+ * database, the buffer mapping table, the lock table's PROCLOCKs (17+), the
+ * visibility map's page layout and the CLOG SLRU.  Each section below says
+ * why no exported function serves, and which test fails if a release
+ * changes what it relies on.  Everything that depends on the server version
+ * is here, so that supporting a newer server means editing this file only.  PostgreSQL 15, 16, 17 and 18 are supported (see
  * doc/versions.md for what was tested on each); other versions are refused
  * at compile time rather than guessed at.
  *
@@ -45,6 +45,15 @@
  * pgstat_read_current_status()'s per-backend SInvalWriteLock and
  * activity-string copies.  A regular backend's own slot is the one
  * pgstat_beinit() gives it: MyBackendId - 1 up to 16, MyProcNumber from 17.
+ *
+ * Why not the exported snapshot (pgstat_read_current_status(), behind
+ * pgstat_get_beentry_by_backend_id() and pgstat_fetch_stat_numbackends()):
+ * it copies every slot with its activity string, and must be thrown away
+ * (pgstat_clear_backend_activity_snapshot()) before the next read; the
+ * monitor reads the one slot of the scan it serves every millisecond or so.
+ * If a release changes the array's size, ShmemInitStruct() reports the size
+ * mismatch when the monitor attaches and the monitor exits; every TAP test
+ * then fails, first t/001_monitor_basic.pl (no monitor publishes a pid).
  */
 #define BGWP_BACKEND_STATUS_SHMEM_NAME "Backend Status Array"
 #if PG_VERSION_NUM >= 170000
@@ -153,6 +162,12 @@ bgwp_rel_path(BgwpRelFile rf, ForkNumber forknum)
  * When a table's last VACUUM and ANALYZE, manual or automatic, completed:
  * renamed in 16.  Each is set when the command reports its completion,
  * before it ends its progress reporting.
+ *
+ * The monitor reads them with pgstat_fetch_entry() (pgstat_internal.h):
+ * the exported pgstat_fetch_stat_tabentry() looks only in the caller's own
+ * database, and the monitor is connected to none, so that it never holds
+ * up DROP DATABASE.  If that changes, a scan that ran to its end is logged
+ * as "did not complete": t/020_server_first.pl fails.
  */
 #if PG_VERSION_NUM >= 160000
 #define BGWP_TAB_LAST_VACUUM(tab) \
@@ -183,6 +198,19 @@ bgwp_rel_path(BgwpRelFile rf, ForkNumber forknum)
 
 /* ---------- buffer mapping (visibility map reads) ---------- */
 
+/*
+ * vm_reader.c copies a visibility map page from shared buffers when it is
+ * there (where VACUUM sets and clears bits before any checkpoint writes
+ * them), looked up with BufTableLookup() under the mapping partition lock
+ * and pinned with the exported ReadRecentBuffer().  The exported
+ * PrefetchSharedBuffer() makes the same lookup, but when the page is not
+ * in shared buffers it goes on to prefetch it through md.c, which ERRORs
+ * (EXTENSION_FAIL) when the map's fork or segment does not exist: a table
+ * without a map yet, or one dropped meanwhile, would end the monitor.  If
+ * the lookup stops finding the pages, the plans are made over stale or
+ * zeroed maps: t/010_vacuum_prefetch.pl fails (its patterns are set just
+ * before each VACUUM, in shared buffers).
+ */
 #if PG_VERSION_NUM >= 160000
 #define BGWP_INIT_BUFFERTAG(tag, relfile, forknum, blkno) \
 	InitBufferTag(&(tag), &(relfile), (forknum), (blkno))
@@ -240,6 +268,12 @@ bgwp_rel_path(BgwpRelFile rf, ForkNumber forknum)
  * relation since it was taken (FastPathTransferRelationLocks() moves it to
  * the main table before such a request joins the queue), and a probe_mode
  * weaker than that conflicts with such locks only.
+ *
+ * The exported LockHasWaiters() asks the same question, but reads the
+ * PROCLOCK through the caller's LOCALLOCK, which is NULL for a fast-path
+ * lock such as the loader's AccessShareLock (lock.c, 15 to 18): it would
+ * crash.  If the walk stops finding the waiter, DROP TABLE waits for the
+ * loader to finish its relation: t/026_shared_buffers.pl fails.
  */
 static inline bool
 bgwp_held_lock_contended(const LOCKTAG *tag, LOCKMODE probe_mode)
@@ -276,7 +310,12 @@ bgwp_held_lock_contended(const LOCKTAG *tag, LOCKMODE probe_mode)
 
 /* ---------- visibility map layout (private to visibilitymap.c) ---------- */
 
-/* unchanged in 15-18 */
+/*
+ * Unchanged in 15-18; visibilitymap.c exports no way to read a map page
+ * that is not in shared buffers without reading it in (visibilitymap_pin()
+ * needs a Relation and reads through shared buffers).  If the layout
+ * changes, the plans are wrong: t/010_vacuum_prefetch.pl fails.
+ */
 #define BGWP_VM_MAPSIZE (BLCKSZ - MAXALIGN(SizeOfPageHeaderData))
 #define BGWP_VM_HEAPBLOCKS_PER_BYTE 4	/* 2 bits per heap block */
 #define BGWP_VM_HEAPBLOCKS_PER_PAGE (BGWP_VM_MAPSIZE * BGWP_VM_HEAPBLOCKS_PER_BYTE)
@@ -307,6 +346,16 @@ bgwp_held_lock_contended(const LOCKTAG *tag, LOCKMODE probe_mode)
  * one lock (all slots up to 16, one bank from 17), and calls
  * SimpleLruWritePage() holding exactly the lock of the slot's group in
  * exclusive mode, as SlruSelectLRUPage()'s callers do.
+ *
+ * No exported function cleans an SLRU page ahead of eviction (the
+ * checkpointer's SimpleLruWriteAll() writes all of them, at checkpoints),
+ * so the writer attaches to the CLOG's shared control by its ShmemInitStruct
+ * name and checks the layout before it writes anything (clog_writer.c's
+ * clog_writer_attach() and BGWP_CLOG_CHECK_LOCKS(); on a mismatch it logs
+ * "clog writer disabled" with the reason and writes nothing).  A
+ * change that slips past the checks is caught by t/030_clog_writer.pl
+ * (pages written, commit statuses intact under pgbench) and
+ * t/032_clog_crash_loop.pl (statuses intact across crashes).
  */
 #define BGWP_CLOG_XACTS_PER_PAGE	(BLCKSZ * 4)
 #define BGWP_CLOG_LSNS_PER_PAGE	(BGWP_CLOG_XACTS_PER_PAGE / 32)

@@ -9,21 +9,42 @@
  * serve.  Their registration lives here, below both, so that neither calls
  * up into module.c (the layering of doc/architecture.md).
  *
+ * They take slots of max_worker_processes, which parallel query draws its
+ * workers from too.  So that a prefetch never costs a query its parallel
+ * workers, a worker is started only while more slots are free than one
+ * Gather of the server's settings asks for (max_parallel_workers_per_gather,
+ * at least one); otherwise the caller goes without (the scan is watched,
+ * not prefetched, and the view says why).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "miscadmin.h"
+#include "optimizer/cost.h"
 #include "postmaster/bgworker.h"
 #include "utils/memutils.h"
 
 #include "bgw_prefetch.h"
+#include "targets.h"
+
+/*
+ * The slots of max_worker_processes this library leaves free for parallel
+ * query.
+ */
+int
+bgwp_reserved_worker_slots(void)
+{
+	return Max(1, max_parallel_workers_per_gather);
+}
 
 /*
  * Start a short-lived worker of this library, connected to a database
  * (a resolver, a buffer loader): never restarted; arg and generation tell
  * it which request it serves and whether that is still the current one.
  * The handle lives in TopMemoryContext (the caller frees it).  Returns false
- * if no background worker slot is free.
+ * if no background worker slot is free beyond those left to parallel query.
+ * Only the monitor starts them (it has attached the backend status array).
  */
 bool
 bgwp_start_dynamic_worker(const char *function, const char *type,
@@ -33,6 +54,10 @@ bgwp_start_dynamic_worker(const char *function, const char *type,
 	BackgroundWorker worker;
 	MemoryContext oldcontext;
 	bool		registered;
+
+	if (max_worker_processes - targets_background_workers() <=
+		bgwp_reserved_worker_slots())
+		return false;
 
 	memset(&worker, 0, sizeof(worker));
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS |

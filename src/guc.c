@@ -51,7 +51,7 @@ char	   *bgwp_tablespace_io_depth = NULL;
 int			bgwp_clog_writer_delay = 200;
 int			bgwp_clog_writer_max_pages = 16;
 int			bgwp_read_into = PREFETCH_READ_INTO_OS_CACHE;
-int			bgwp_cost_limited_depth = 0;
+int			bgwp_cost_limited_depth = -1;
 double		bgwp_shared_buffers_cap = 0.25;
 
 /*
@@ -333,8 +333,8 @@ bgwp_define_gucs(void)
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("bgw_prefetch.cost_limited_depth",
 							"Reads in flight at most for a VACUUM or ANALYZE that spends most of its time in its cost-based delay.",
-							"Such a scan runs at the pace its cost settings allow; reads ahead of it would take the device from the foreground for little gain. 0 reads nothing ahead of it; -1 treats it like any other scan.",
-							&bgwp_cost_limited_depth, 0, -1, 1000,
+							"-1 (the default) reads ahead of it like any other scan, as far as its pace takes it; 0 reads nothing ahead of it while it is cost-limited; n keeps at most n reads in flight.",
+							&bgwp_cost_limited_depth, -1, -1, 1000,
 							PGC_SIGHUP, 0,
 							NULL, NULL, NULL);
 	DefineCustomEnumVariable("bgw_prefetch.read_into",

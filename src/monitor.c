@@ -471,6 +471,7 @@ bgwp_monitor_main(Datum main_arg)
 										 "bgw_prefetch monitor loop",
 										 ALLOCSET_DEFAULT_SIZES);
 	targets_attach();
+	resolver_reclaim_requests();
 
 	LWLockAcquire(monitor_shared->lock, LW_EXCLUSIVE);
 	monitor_shared->pid = MyProcPid;

@@ -221,8 +221,8 @@ prefetcher_sampling(void)
  * whatever its reads cost: reads ahead of it at depth save it little (its
  * reads are a small part of its time) and take the device from the
  * foreground.  Such a scan is read ahead for within
- * bgw_prefetch.cost_limited_depth reads in flight (by default none) and a
- * short distance (prefetch_reads.c).
+ * bgw_prefetch.cost_limited_depth reads in flight (by default no limit: it
+ * is not even tracked) and a short distance (prefetch_reads.c).
  * Decided from the sampled share of wall time the backend spent in the
  * delay, with hysteresis; reads already in flight complete.
  */

@@ -52,6 +52,7 @@ extern int	resolver_start(Oid dbid, Oid relid, PrefetchCommand command,
 						   bool autovacuum, int backend_slot, int backend_pid);
 extern ResolveStatus resolver_poll(int request, ResolvedRelation *out);
 extern void resolver_release(int request);
+extern void resolver_reclaim_requests(void);
 
 /* Relations resolved in advance by the backend about to scan them */
 struct VacuumStmt;

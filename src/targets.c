@@ -89,6 +89,27 @@ read_slot(int slot, PgBackendStatus *copy)
 }
 
 /*
+ * How many background workers are running: the slots of
+ * max_worker_processes in use, those of every library and of parallel
+ * query alike (all report as B_BG_WORKER), but for workers registered that
+ * have not started yet.
+ */
+int
+targets_background_workers(void)
+{
+	int			n = 0;
+
+	for (int i = 0; i < status_slots; i++)
+	{
+		PgBackendStatus copy;
+
+		if (read_slot(i, &copy) && copy.st_backendType == B_BG_WORKER)
+			n++;
+	}
+	return n;
+}
+
+/*
  * Turn a slot copy into an observation; false if it is not VACUUM or
  * ANALYZE in a phase we care about.
  */

@@ -48,6 +48,7 @@ typedef enum ObserveResult
 } ObserveResult;
 
 extern int	targets_autovacuum_workers(TargetObservation *out, int max);
+extern int	targets_background_workers(void);
 extern int	targets_connected_databases(Oid *dbids, int max);
 extern ObserveResult targets_observe(int slot, int pid, TargetObservation *out);
 extern TimestampTz targets_statement_start(int slot, int pid);

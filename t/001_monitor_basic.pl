@@ -145,12 +145,15 @@ ok( $node->poll_query_until(
 		"SELECT count(*) = 1 FROM pg_stat_prefetch WHERE relid = 't2'::regclass AND command = 'vacuum'"),
 	'enabled again: the next VACUUM of t2 is watched');
 
-# ---- bgw_prefetch.cost_limited_depth (0 by default): a VACUUM that sleeps
-# most of its time in its cost-based delay is cost-limited: nothing is read
-# ahead of it while it advances; at 1 (reload), one read at a time; at -1,
-# it is read ahead for like any other scan.
+# ---- bgw_prefetch.cost_limited_depth (-1 by default: no limit).  At 0, a
+# VACUUM that sleeps most of its time in its cost-based delay is
+# cost-limited: nothing is read ahead of it while it advances; at 1
+# (reload), one read at a time; at -1 again, it is read ahead for like any
+# other scan.
 {
 	my $offset = -s $node->logfile;
+	$node->safe_psql('postgres', 'ALTER SYSTEM SET bgw_prefetch.cost_limited_depth = 0');
+	$node->reload;
 	my ($s, $pid) = start_slow($node, 'postgres', 'VACUUM (DISABLE_PAGE_SKIPPING) t', '2ms', 2);
 	ok( $node->poll_query_until(
 			'postgres',
@@ -200,15 +203,13 @@ ok( $node->poll_query_until(
 	}
 	cmp_ok($samples, '>', 0, "cost_limited_depth = 1: still cost-limited when looked at ($samples of 20)");
 	cmp_ok($inflight, '<=', 1, "cost_limited_depth = 1: at most 1 read in flight ($inflight)");
-	$node->safe_psql('postgres', 'ALTER SYSTEM SET bgw_prefetch.cost_limited_depth = -1');
+	$node->safe_psql('postgres', 'ALTER SYSTEM RESET bgw_prefetch.cost_limited_depth');
 	$node->reload;
 	ok( $node->poll_query_until(
 			'postgres',
 			"SELECT count(*) = 1 FROM pg_stat_prefetch_activity
 			  WHERE relid = 't'::regclass AND state = 'prefetching'"),
-		'cost_limited_depth = -1 at reload: the same VACUUM is read ahead for like any other');
-	$node->safe_psql('postgres', 'ALTER SYSTEM RESET bgw_prefetch.cost_limited_depth');
-	$node->reload;
+		'cost_limited_depth = -1 (the default) at reload: the same VACUUM is read ahead for like any other');
 	$node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
 	quit_session($s);
 	$node->wait_for_log(

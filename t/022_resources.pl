@@ -6,6 +6,10 @@
 #   watched ('no worker to resolve the relation'), "no background worker
 #   slot free" is logged once (rate-limited), not once per scan or per loop,
 #   the monitor stays up and does not spin;
+# - max_worker_processes = 6 with a parallel query holding two workers: the
+#   last free slot is left to parallel query (no resolver starts, the scan
+#   is watched with the reason); once the query is over, a resolver serves
+#   the next scan;
 # - bgw_prefetch.max_relations = 100 and 130 tables vacuumed: the statistics
 #   hash stays at 100 entries and counts evictions;
 # - more concurrent VACUUMs (66) than the monitor has target slots (64): the
@@ -108,8 +112,8 @@ is($complaints, 1,
 my $forecaster_complaints = () = $log =~ /bgw_prefetch: no background worker slot free for the autovacuum forecaster/g;
 cmp_ok($forecaster_complaints, '<=', 1,
 	'no worker slot: the forecaster that could not start is logged once at most');
-like($log, qr/no background worker slot free.*\n.*HINT:  Consider increasing max_worker_processes \(currently 3\)/,
-	'no worker slot: the hint names max_worker_processes');
+like($log, qr/no background worker slot free.*\n.*DETAIL:  bgw_prefetch leaves the last 2 slots of max_worker_processes to parallel query\.\n.*HINT:  Consider increasing max_worker_processes \(currently 3\)/,
+	'no worker slot: the detail names the slots left to parallel query, the hint max_worker_processes');
 my $lines = () = $log =~ /bgw_prefetch: (vacuum|analyze) of ".*" .* watched \(no worker to resolve the relation\)/g;
 cmp_ok($lines, '>=', $vacuums, "no worker slot: each scan is logged with the reason ($lines)");
 unlike($log, qr/bgw_prefetch monitor (ERROR|FATAL)/, 'no worker slot: no error');
@@ -119,6 +123,60 @@ cmp_ok($cpu, '<', 0.25 * $elapsed,
 is($node->safe_psql('postgres',
 		"SELECT count(*) FROM pg_stat_prefetch WHERE relid = 'big'::regclass AND blocks_prefetched > 0"),
 	'0', 'no worker slot: nothing was prefetched');
+
+# ---- the last free worker slots are left to parallel query
+# Six slots: the three static workers, and three free.  While a parallel
+# query holds two workers, one slot is free, fewer than the two that one
+# Gather asks for (max_parallel_workers_per_gather): no resolver takes it,
+# the scan is only watched, with the reason, and the query keeps its
+# workers.  Once the query is over, the next scan gets its resolver.
+$node->append_conf(
+	'postgresql.conf', q{
+max_worker_processes = 6
+max_parallel_workers = 6
+max_parallel_workers_per_gather = 2
+});
+$node->restart;
+$monitor = monitor_pid($node);
+$node->safe_psql('postgres',
+	'CREATE TABLE filler AS SELECT g FROM generate_series(1, 3000) g; ANALYZE filler');
+my $pq = $node->background_psql('postgres', on_error_stop => 0);
+$pq->query_safe(
+	'SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0');
+$pq->query_until(qr/parallel query starts/,
+	"\\echo parallel query starts\nSELECT count(*) FROM filler WHERE pg_sleep(0.02)::text = '';\n");
+ok( $node->poll_query_until(
+		'postgres',
+		"SELECT count(*) = 2 FROM pg_stat_activity WHERE backend_type = 'parallel worker'"),
+	'parallel query: it holds two workers, one slot is left');
+my $s = start_slow($node, 'postgres', 'VACUUM (DISABLE_PAGE_SKIPPING) bigp', '4ms');
+ok( $node->poll_query_until(
+		'postgres',
+		"SELECT count(*) = 1 FROM pg_stat_prefetch_activity
+		  WHERE relid = 'big'::regclass AND state = 'watching: no worker to resolve the relation'"),
+	'parallel query: the scan is watched, with the reason; the last slot stays free');
+is( $node->safe_psql(
+		'postgres',
+		"SELECT count(*) FROM pg_stat_activity WHERE backend_type IN ('parallel worker', 'bgw_prefetch resolver')"),
+	'2', 'parallel query: it still has its two workers, and no resolver runs');
+$node->safe_psql('postgres',
+	"SELECT pg_cancel_backend(pid) FROM pg_stat_activity
+	   WHERE backend_type = 'client backend' AND query LIKE 'SELECT count(*) FROM filler%'");
+$pq->quit;
+$s->quit;
+ok( $node->poll_query_until(
+		'postgres',
+		"SELECT count(*) = 0 FROM pg_stat_activity WHERE backend_type = 'parallel worker'"),
+	'parallel query: over');
+reset_prefetch_stats($node, [ 'big', 'vacuum', 1 ]);
+$node->safe_psql('postgres',
+	"SET vacuum_cost_delay = '4ms'; SET vacuum_cost_limit = 20; VACUUM (DISABLE_PAGE_SKIPPING) bigp");
+ok(wait_for_scans($node, 'big', 'vacuum', 1), 'parallel query over: the next scan is counted');
+is( $node->safe_psql(
+		'postgres',
+		"SELECT scans, blocks_prefetched > 0 FROM pg_stat_prefetch
+		  WHERE relid = 'big'::regclass AND command = 'vacuum'"),
+	'1|t', 'parallel query over: three slots are free, and a resolver serves the next scan');
 
 # ---- a full statistics hash; enough worker slots from here on
 $node->append_conf(

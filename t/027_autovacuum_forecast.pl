@@ -1,4 +1,4 @@
-# The autovacuum forecaster (forecast.c): a resident resolver in each
+# The autovacuum forecaster (forecast.c, forecaster.c): a resident resolver in each
 # database autovacuum works in.
 #
 # - it appears (pg_stat_activity, backend_type 'bgw_prefetch forecaster')

@@ -51,10 +51,10 @@ our @EXPORT = qw(
 # preload_only is set, also the settings most tests run with: autovacuum
 # stays away unless a test turns it on, and the monitor serves every table
 # however small (min_relation_size = 0), logs every scan
-# (log_min_duration = 0), notices a scan within 20 ms, and reads ahead of
-# scans slowed by the cost-based delay as of any other
-# (cost_limited_depth = -1): that delay is how the tests make a scan last
-# long enough to be looked at.
+# (log_min_duration = 0) and notices a scan within 20 ms.  The tests slow
+# their scans with the cost-based delay, so that they last long enough to
+# be looked at; such scans are read ahead for by default
+# (cost_limited_depth = -1).
 sub bgwp_conf
 {
 	my (%opts) = @_;
@@ -63,9 +63,7 @@ sub bgwp_conf
 	  'autovacuum = off',
 	  'bgw_prefetch.min_relation_size = 0',
 	  'bgw_prefetch.log_min_duration = 0',
-	  'bgw_prefetch.naptime = 20ms',
-	  # the tests slow their scans with the cost-based delay, and prefetch them
-	  'bgw_prefetch.cost_limited_depth = -1'
+	  'bgw_prefetch.naptime = 20ms'
 	  unless $opts{preload_only};
 	# after a blank line, like the tests' own q{...} blocks
 	return "\n" . join('', map { "$_\n" } @settings);
