@@ -66,8 +66,8 @@
 #                   ahead of them);
 #                   none: the extension not loaded (no monitor, no forecaster)
 #   --so PATH       the bgw_prefetch.so to test (default: the installed one)
-#   --out NAME      result files bench/results/NAME.md and NAME_runs.csv
-#                   (autovacuum_oltp)
+#   --out NAME      result files bench/results/NAME.md, NAME_runs.csv and
+#                   NAME.png, the foreground's p99 per round (autovacuum_oltp)
 #   --keep          keep the work directory
 #   --page-reporting  leave the guest's free page reporting as it is
 # Run it as root (it drops the OS cache), alone on the machine.
@@ -197,7 +197,7 @@ wait_for_quiet_flushes()
 # the large tables, from a cold OS cache
 run()
 {
-	local config=$1 delay=$2 prefetch=on setting="" holder off line pgb pgb_start sampler
+	local config=$1 delay=$2 prefetch=on setting="" off pgb pgb_start sampler
 	case "$config" in
 		none) prefetch=off; setting="shared_preload_libraries = ''" ;;
 		off) prefetch=off ;;
@@ -220,12 +220,7 @@ EOF
 	wait_for_quiet_flushes
 	off=$(stat -c %s "$SERVERLOG" 2>/dev/null || echo 0)
 	pg_start
-	# autovacuum passes the large tables by while this lock is held
-	coproc HOLDER { psql_ -qAtX 2>&1; }
-	holder=$HOLDER_PID
-	echo "BEGIN; LOCK TABLE $BIG_LIST IN SHARE UPDATE EXCLUSIVE MODE; SELECT 'locked';" >&"${HOLDER[1]}"
-	read -r -t 60 line <&"${HOLDER[0]}"
-	[ "$line" = locked ] || die "the lock holder said: $line"
+	hold_tables "$BIG_LIST"
 	# the progress sampler: one session, one line every 20 ms while it runs
 	PGAPPNAME=progress_sampler psql_ -qAt >"$RUNDIR/progress.txt" 2>&1 <<EOF &
 SELECT extract(epoch FROM clock_timestamp()), c.relname, p.phase
@@ -237,15 +232,9 @@ EOF
 		-h "$WORK" -p "$PORT" bench >"$RUNDIR/pgbench.txt" 2>&1) &
 	pgb=$!
 	pgb_start=$(date +%s)
-	for _ in $(seq 300); do
-		[ "$config" = none ] && break
-		[ "$(q "SELECT count(*) FROM bgw_prefetch_forecast() f JOIN pg_database d ON d.oid = f.datid
-			WHERE d.datname = 'bench' AND f.needs_vacuum AND f.relname ~ '^(public\\.)?big[0-9]+$'")" = "$TABLES" ] && break
-		sleep 0.1
-	done
+	[ "$config" = none ] || wait_forecast_due "$TABLES" '^(public\.)?big[0-9]+$'
 	while [ "$(date +%s)" -lt $((pgb_start + WARMUP)) ]; do sleep 0.2; done
-	echo "COMMIT; SELECT 'released';" >&"${HOLDER[1]}"
-	read -r -t 60 line <&"${HOLDER[0]}"
+	release_tables
 	echo "$(date +%s.%N)" >"$RUNDIR/released"
 	wait "$pgb" || die "pgbench failed: $(tail -3 "$RUNDIR/pgbench.txt")"
 	for _ in $(seq 6000); do
@@ -261,8 +250,7 @@ EOF
 		q "SELECT relname, read_time, read_rate, blocks_prefetched FROM pg_stat_prefetch
 			WHERE relname IN ($BIG_IN) AND command = 'vacuum'" >"$RUNDIR/view.txt"
 	fi
-	echo "\\q" >&"${HOLDER[1]}"
-	wait "$holder" 2>/dev/null || true
+	end_hold
 	pg_stop
 	python3 "$ROOT/bench/lib/oltp_run.py" "$RUNDIR" "$ROUND" "$SEQ" "$config" "$delay" \
 		"$(cut -d' ' -f1 /proc/loadavg)" $BIG >>"$CSV"
@@ -282,4 +270,5 @@ LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
 python3 "$ROOT/bench/lib/oltp_report.py" "$CSV" "$RESDIR/$NAME.md" \
 	"$(machine_meta); $(page_reporting_meta)" "$EXT_META" "$TABLES" "$TABLE_MB" "$DIRTY" "$SCALE" "$RATE" "$DURATION" "$WARMUP" \
 	"$ROUNDS" "$LOAD0" "$LOAD1" "$CONFIGS"
+python3 "$ROOT/bench/lib/oltp_plot.py" "$RESDIR/$NAME.png" "$CSV"
 finish_report

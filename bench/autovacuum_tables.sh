@@ -110,7 +110,7 @@ SEQ=0
 # run CONFIG COST_DELAY: one cold autovacuum of the three tables
 run()
 {
-	local config=$1 delay=$2 prefetch=on holder off t f line
+	local config=$1 delay=$2 prefetch=on off t f
 	[ "$config" = on ] || prefetch=off
 	next_run_dir
 	rm -rf "$PGDATA"
@@ -126,11 +126,7 @@ EOF
 	# A client in the database, as on a server in use, holding a lock that
 	# makes autovacuum pass the tables by until the forecaster has them due
 	# (autovacuum is on from the start: with it off nothing is due).
-	coproc HOLDER { psql_ -qAtX 2>&1; }
-	holder=$HOLDER_PID
-	echo "BEGIN; LOCK TABLE t1, t2, t3 IN SHARE UPDATE EXCLUSIVE MODE; SELECT 'locked';" >&"${HOLDER[1]}"
-	read -r -t 60 line <&"${HOLDER[0]}"
-	[ "$line" = locked ] || die "the lock holder said: $line"
+	hold_tables "t1, t2, t3"
 	# the bound: the tables' files into the OS cache while autovacuum waits
 	if [ "$config" = bound ]; then
 		for t in $TABLES; do
@@ -139,13 +135,8 @@ EOF
 			done
 		done
 	fi
-	for _ in $(seq 600); do
-		[ "$(q "SELECT count(*) FROM bgw_prefetch_forecast() f JOIN pg_database d ON d.oid = f.datid
-			WHERE d.datname = 'bench' AND f.needs_vacuum AND f.relname ~ '^(public\\.)?t[123]$'")" = 3 ] && break
-		sleep 0.1
-	done
-	echo "COMMIT; SELECT 'released';" >&"${HOLDER[1]}"
-	read -r -t 60 line <&"${HOLDER[0]}"
+	wait_forecast_due 3 '^(public\.)?t[123]$'
+	release_tables
 	for _ in $(seq 600); do
 		[ "$(q "SELECT count(*) FROM pg_stat_user_tables WHERE relname IN ('t1', 't2', 't3') AND last_autovacuum IS NOT NULL")" = 3 ] &&
 			[ "$(q "SELECT coalesce(sum(scans), 0) FROM pg_stat_prefetch WHERE relname IN ('t1', 't2', 't3') AND command = 'vacuum'")" = 3 ] && break
@@ -154,8 +145,7 @@ EOF
 	log_since "$off" >"$RUNDIR/server.log"
 	q "SELECT relname, scans, blocks_read, read_time, read_rate, total_time, blocks_prefetched, blocks_ready, blocks_late, coalesce(last_joined_block, -1)
 		 FROM pg_stat_prefetch WHERE relname IN ('t1', 't2', 't3') AND command = 'vacuum'" >"$RUNDIR/view.txt"
-	echo "\\q" >&"${HOLDER[1]}"
-	wait "$holder" 2>/dev/null || true
+	end_hold
 	pg_stop
 	python3 - "$RUNDIR" "$ROUND" "$SEQ" "$config" "$delay" "$(cut -d' ' -f1 /proc/loadavg)" >>"$CSV" <<'EOF'
 import re, sys

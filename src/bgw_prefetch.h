@@ -60,10 +60,11 @@ extern void bgwp_define_gucs(void);
 extern int	bgwp_tablespace_depth_lookup(const char *spcname);
 extern void bgwp_require_preload(void);
 struct BackgroundWorkerHandle;
-extern int	bgwp_reserved_worker_slots(void);
+extern int	bgwp_reserved_worker_slots(bool lingers);
 extern bool bgwp_start_dynamic_worker(const char *function, const char *type,
 									  const char *name, int32 arg,
 									  uint32 generation, int notify_pid,
+									  bool lingers,
 									  struct BackgroundWorkerHandle **handle);
 
 /* ---------- stats.c ---------- */

@@ -214,7 +214,7 @@ loader_start(int slot, const TargetObservation *scan, const BgwpRelFile *relfile
 			 scan->relid);
 	Assert(loader_handles[slot] == NULL);
 	if (!bgwp_start_dynamic_worker("bgwp_loader_main", "bgw_prefetch buffer loader",
-								   name, slot, generation, 0,
+								   name, slot, generation, 0, true,
 								   &loader_handles[slot]))
 	{
 		SpinLockAcquire(&s->mutex);

@@ -10,11 +10,13 @@
  * up into module.c (the layering of doc/architecture.md).
  *
  * They take slots of max_worker_processes, which parallel query draws its
- * workers from too.  So that a prefetch never costs a query its parallel
- * workers, a worker is started only while more slots are free than one
- * Gather of the server's settings asks for (max_parallel_workers_per_gather,
- * at least one); otherwise the caller goes without (the scan is watched,
- * not prefetched, and the view says why).
+ * workers from too.  So that a prefetch does not cost a query its parallel
+ * workers, the workers that stay for a whole scan or longer (loaders,
+ * forecasters) are started only while more slots are free than one Gather
+ * of the server's settings asks for (max_parallel_workers_per_gather, at
+ * least one), and a resolver, which exits within milliseconds, never takes
+ * the last free slot.  Otherwise the caller goes without (the scan is
+ * watched, not prefetched, and the view says why).
  *
  *-------------------------------------------------------------------------
  */
@@ -30,33 +32,36 @@
 
 /*
  * The slots of max_worker_processes this library leaves free for parallel
- * query.
+ * query when it starts a worker that lingers (a loader, a forecaster), or
+ * one that does not (a resolver).
  */
 int
-bgwp_reserved_worker_slots(void)
+bgwp_reserved_worker_slots(bool lingers)
 {
-	return Max(1, max_parallel_workers_per_gather);
+	return lingers ? Max(1, max_parallel_workers_per_gather) : 1;
 }
 
 /*
- * Start a short-lived worker of this library, connected to a database
- * (a resolver, a buffer loader): never restarted; arg and generation tell
- * it which request it serves and whether that is still the current one.
- * The handle lives in TopMemoryContext (the caller frees it).  Returns false
- * if no background worker slot is free beyond those left to parallel query.
- * Only the monitor starts them (it has attached the backend status array).
+ * Start a worker of this library connected to a database (a resolver, a
+ * buffer loader, a forecaster): never restarted; arg and generation tell it
+ * which request it serves and whether that is still the current one; lingers
+ * says whether it stays longer than a lookup (see the header).  The handle
+ * lives in TopMemoryContext (the caller frees it).  Returns false if no
+ * background worker slot is free beyond those left to parallel query.  Only
+ * the monitor starts them (it has attached the backend status array).
  */
 bool
 bgwp_start_dynamic_worker(const char *function, const char *type,
 						  const char *name, int32 arg, uint32 generation,
-						  int notify_pid, BackgroundWorkerHandle **handle)
+						  int notify_pid, bool lingers,
+						  BackgroundWorkerHandle **handle)
 {
 	BackgroundWorker worker;
 	MemoryContext oldcontext;
 	bool		registered;
 
 	if (max_worker_processes - targets_background_workers() <=
-		bgwp_reserved_worker_slots())
+		bgwp_reserved_worker_slots(lingers))
 		return false;
 
 	memset(&worker, 0, sizeof(worker));

@@ -220,7 +220,7 @@ start_forecaster(int slot, Oid dbid, uint32 generation, TimestampTz now)
 	}
 	snprintf(name, sizeof(name), "bgw_prefetch forecaster for database %u", dbid);
 	if (bgwp_start_dynamic_worker("bgwp_forecaster_main", "bgw_prefetch forecaster",
-								  name, slot, generation, MyProcPid,
+								  name, slot, generation, MyProcPid, true,
 								  &forecaster_handles[slot]))
 	{
 		handle_generations[slot] = generation;
@@ -236,8 +236,8 @@ start_forecaster(int slot, Oid dbid, uint32 generation, TimestampTz now)
 				(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
 				 errmsg("bgw_prefetch: no background worker slot free for the autovacuum forecaster of database %u",
 						dbid),
-				 errdetail("bgw_prefetch leaves the last %d slots of max_worker_processes to parallel query.",
-						   bgwp_reserved_worker_slots()),
+				 errdetail("Slots of max_worker_processes bgw_prefetch leaves to parallel query: %d (max_parallel_workers_per_gather, at least 1).",
+						   bgwp_reserved_worker_slots(true)),
 				 errhint("Consider increasing max_worker_processes (currently %d).",
 						 max_worker_processes)));
 		last_start_fail_log = now;

@@ -177,7 +177,7 @@ resolver_start(Oid dbid, Oid relid, PrefetchCommand command, bool autovacuum,
 
 	snprintf(name, sizeof(name), "bgw_prefetch resolver for relation %u", relid);
 	if (!bgwp_start_dynamic_worker("bgwp_resolver_main", "bgw_prefetch resolver",
-								   name, request, generation, MyProcPid,
+								   name, request, generation, MyProcPid, false,
 								   &worker_handles[request]))
 	{
 		TimestampTz now = GetCurrentTimestamp();
@@ -190,8 +190,7 @@ resolver_start(Oid dbid, Oid relid, PrefetchCommand command, bool autovacuum,
 					(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
 					 errmsg("bgw_prefetch: no background worker slot free, not prefetching relation %u of database %u",
 							relid, dbid),
-					 errdetail("bgw_prefetch leaves the last %d slots of max_worker_processes to parallel query.",
-							   bgwp_reserved_worker_slots()),
+					 errdetail("bgw_prefetch leaves the last slot of max_worker_processes to parallel query."),
 					 errhint("Consider increasing max_worker_processes (currently %d).",
 							 max_worker_processes)));
 			last_no_slot_log = now;

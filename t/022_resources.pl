@@ -112,7 +112,7 @@ is($complaints, 1,
 my $forecaster_complaints = () = $log =~ /bgw_prefetch: no background worker slot free for the autovacuum forecaster/g;
 cmp_ok($forecaster_complaints, '<=', 1,
 	'no worker slot: the forecaster that could not start is logged once at most');
-like($log, qr/no background worker slot free.*\n.*DETAIL:  bgw_prefetch leaves the last 2 slots of max_worker_processes to parallel query\.\n.*HINT:  Consider increasing max_worker_processes \(currently 3\)/,
+like($log, qr/no background worker slot free.*\n.*DETAIL:  bgw_prefetch leaves the last slot of max_worker_processes to parallel query\.\n.*HINT:  Consider increasing max_worker_processes \(currently 3\)/,
 	'no worker slot: the detail names the slots left to parallel query, the hint max_worker_processes');
 my $lines = () = $log =~ /bgw_prefetch: (vacuum|analyze) of ".*" .* watched \(no worker to resolve the relation\)/g;
 cmp_ok($lines, '>=', $vacuums, "no worker slot: each scan is logged with the reason ($lines)");
@@ -126,10 +126,9 @@ is($node->safe_psql('postgres',
 
 # ---- the last free worker slots are left to parallel query
 # Six slots: the three static workers, and three free.  While a parallel
-# query holds two workers, one slot is free, fewer than the two that one
-# Gather asks for (max_parallel_workers_per_gather): no resolver takes it,
-# the scan is only watched, with the reason, and the query keeps its
-# workers.  Once the query is over, the next scan gets its resolver.
+# query holds two workers, one slot is free: no resolver takes it, the scan
+# is only watched, with the reason, and the query keeps its workers.  Once
+# the query is over, the next scan gets its resolver.
 $node->append_conf(
 	'postgresql.conf', q{
 max_worker_processes = 6

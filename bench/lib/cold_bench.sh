@@ -102,6 +102,46 @@ if sys.argv[1] != "1":
 print("\n".join(c))' "$@"
 }
 
+# The autovacuum benchmarks keep autovacuum off their tables until the
+# forecaster has them due, as on a server where bgw_prefetch has been
+# resident for a while: a client session in database bench (as on a server
+# in use) holds SHARE UPDATE EXCLUSIVE on them, which autovacuum passes by.
+#
+# hold_tables "t1, t2": open the session (coproc HOLDER) and take the lock.
+hold_tables()
+{
+	local line
+	coproc HOLDER { psql_ -qAtX 2>&1; }
+	HOLDER_SESSION_PID=$HOLDER_PID
+	echo "BEGIN; LOCK TABLE $1 IN SHARE UPDATE EXCLUSIVE MODE; SELECT 'locked';" >&"${HOLDER[1]}"
+	read -r -t 60 line <&"${HOLDER[0]}"
+	[ "$line" = locked ] || die "the lock holder said: $line"
+}
+# release_tables: commit, letting autovacuum onto the tables; the session stays.
+release_tables()
+{
+	local line
+	echo "COMMIT; SELECT 'released';" >&"${HOLDER[1]}"
+	read -r -t 60 line <&"${HOLDER[0]}"
+}
+# end_hold: close the session.
+end_hold()
+{
+	echo "\\q" >&"${HOLDER[1]}"
+	wait "$HOLDER_SESSION_PID" 2>/dev/null || true
+}
+# wait_forecast_due N REGEX: wait (at most 60 s) until the forecaster
+# lists N relations of database bench whose names match REGEX as needing a
+# vacuum.
+wait_forecast_due()
+{
+	for _ in $(seq 600); do
+		[ "$(q "SELECT count(*) FROM bgw_prefetch_forecast() f JOIN pg_database d ON d.oid = f.datid
+			WHERE d.datname = 'bench' AND f.needs_vacuum AND f.relname ~ '$2'")" = "$1" ] && return
+		sleep 0.1
+	done
+}
+
 # On exit: end the sampler, the bound's locker and the VACUUM benchmark's
 # oracle (ORACLE_PID, which the sourcing script may set), stop the server, remove
 # WORK (unless --keep), put free page reporting back; keeps the exit status.
