@@ -216,9 +216,9 @@ if [[ " $CONFIGS " == *" sbound "* ]]; then
 fi
 if [[ " $CONFIGS $AV_CONFIGS " == *" sbuf"* ]]; then
 	# the extension script pinned is the one with the shared-buffer columns
-	q "SELECT loaded_blocks, loader_aborts FROM pg_stat_prefetch LIMIT 0" >/dev/null ||
-		die "pg_stat_prefetch has no loaded_blocks column: install this branch's bgw_prefetch--1.0.sql"
-	log "pg_stat_prefetch has loaded_blocks and loader_aborts; shared_buffers = $(q "SHOW shared_buffers")"
+	q "SELECT blocks_loaded, loader_aborts FROM pg_stat_prefetch LIMIT 0" >/dev/null ||
+		die "pg_stat_prefetch has no blocks_loaded column: install this branch's bgw_prefetch--1.0.sql"
+	log "pg_stat_prefetch has blocks_loaded and loader_aborts; shared_buffers = $(q "SHOW shared_buffers")"
 fi
 
 # ---------------------------------------------------------------- table
@@ -492,7 +492,7 @@ EOF
 	if extension_on "$cfg"; then
 		pf=$(prefetch_stats 4 "relname = 'vb' AND command ILIKE '%vacuum%'")
 		[[ $cfg != sbuf* ]] ||
-			loaded=$(q "SELECT loaded_blocks, loader_aborts FROM pg_stat_prefetch WHERE relname = 'vb' AND command ILIKE '%vacuum%'" | tr '|' ',')
+			loaded=$(q "SELECT blocks_loaded, loader_aborts FROM pg_stat_prefetch WHERE relname = 'vb' AND command ILIKE '%vacuum%'" | tr '|' ',')
 	fi
 	pfline=$(log_since "$off" | grep -i -m1 'bgw_prefetch: .*vacuum of "[^"]*vb"' | sed 's/"/""/g' || true)
 	log_since "$off" >"$dir/server.log"

@@ -181,6 +181,24 @@ bgwp_rel_path(BgwpRelFile rf, ForkNumber forknum)
 	Max((tab)->analyze_timestamp, (tab)->autovac_analyze_timestamp)
 #endif
 
+/* ---------- autovacuum's thresholds (forecaster.c) ---------- */
+
+/*
+ * 18 adds autovacuum_vacuum_max_threshold (-1: no cap), its reloption
+ * (-2 where unset, as the other thresholds) and pg_class.relallfrozen, which
+ * scales the insert threshold by the unfrozen pages; before 18 there is no
+ * cap and no such scaling (autovac_rule.c reads relallfrozen 0 as that).
+ */
+#if PG_VERSION_NUM >= 180000
+#define BGWP_AUTOVAC_VAC_MAX_THRESH				autovacuum_vac_max_thresh
+#define BGWP_AUTOVAC_OPTS_VAC_MAX_THRESH(av)	((av)->vacuum_max_threshold)
+#define BGWP_CLASS_RELALLFROZEN(classForm)		((classForm)->relallfrozen)
+#else
+#define BGWP_AUTOVAC_VAC_MAX_THRESH				(-1)
+#define BGWP_AUTOVAC_OPTS_VAC_MAX_THRESH(av)	(-2)
+#define BGWP_CLASS_RELALLFROZEN(classForm)		(0)
+#endif
+
 /* ---------- wait events ---------- */
 
 /*

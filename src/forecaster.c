@@ -146,11 +146,7 @@ settings_now(AutovacSettings *s)
 	s->vac_scale = autovacuum_vac_scale;
 	s->vac_ins_thresh = autovacuum_vac_ins_thresh;
 	s->vac_ins_scale = autovacuum_vac_ins_scale;
-#if PG_VERSION_NUM >= 180000
-	s->vac_max_thresh = autovacuum_vac_max_thresh;
-#else
-	s->vac_max_thresh = -1;
-#endif
+	s->vac_max_thresh = BGWP_AUTOVAC_VAC_MAX_THRESH;
 	s->anl_thresh = autovacuum_anl_thresh;
 	s->anl_scale = autovacuum_anl_scale;
 	s->freeze_max_age = autovacuum_freeze_max_age;
@@ -175,11 +171,7 @@ table_options(HeapTuple tuple, TupleDesc pg_class_desc, AutovacTableOptions *o)
 	o->vacuum_scale_factor = av->vacuum_scale_factor;
 	o->vacuum_ins_threshold = av->vacuum_ins_threshold;
 	o->vacuum_ins_scale_factor = av->vacuum_ins_scale_factor;
-#if PG_VERSION_NUM >= 180000
-	o->vacuum_max_threshold = av->vacuum_max_threshold;
-#else
-	o->vacuum_max_threshold = -2;	/* unset */
-#endif
+	o->vacuum_max_threshold = BGWP_AUTOVAC_OPTS_VAC_MAX_THRESH(av);
 	o->analyze_threshold = av->analyze_threshold;
 	o->analyze_scale_factor = av->analyze_scale_factor;
 	o->freeze_max_age = av->freeze_max_age;
@@ -197,9 +189,7 @@ table_state(Form_pg_class classForm, AutovacTableState *t)
 	t->relminmxid = classForm->relminmxid;
 	t->reltuples = classForm->reltuples;
 	t->relpages = classForm->relpages;
-#if PG_VERSION_NUM >= 180000
-	t->relallfrozen = classForm->relallfrozen;
-#endif
+	t->relallfrozen = BGWP_CLASS_RELALLFROZEN(classForm);
 	t->is_pg_statistic = classForm->oid == StatisticRelationId;
 	/* stats_fetch_consistency = none: a fresh copy, in our context */
 	tab = pgstat_fetch_stat_tabentry_ext(classForm->relisshared, classForm->oid);

@@ -310,7 +310,7 @@ BEGIN
 		FOR r IN
 			SELECT p.pid, p.phase, p.$total, p.$scanned,
 				   a.state, a.consumer_block, a.prefetch_block, a.distance,
-				   a.reads_in_flight, a.io_depth, a.planned_blocks, a.prefetched_blocks,
+				   a.reads_in_flight, a.io_depth, a.blocks_planned, a.blocks_prefetched,
 				   coalesce(w.wait_event_type || ':' || w.wait_event, 'CPU') AS wait
 			  FROM $view p
 			  LEFT JOIN pg_stat_prefetch_activity a ON a.pid = p.pid
@@ -321,7 +321,7 @@ BEGIN
 			RAISE NOTICE 'S|%|%|%|%|%|%|%|%|%|%|%|%|%|%', extract(epoch FROM clock_timestamp()),
 				r.pid, r.phase, r.$total, r.$scanned, r.state,
 				r.consumer_block, r.prefetch_block, r.distance, r.reads_in_flight,
-				r.io_depth, r.planned_blocks, r.prefetched_blocks, r.wait;
+				r.io_depth, r.blocks_planned, r.blocks_prefetched, r.wait;
 		END LOOP;
 		EXIT WHEN seen AND NOT present;
 		seen := seen OR present;
@@ -354,16 +354,16 @@ keep_samples()
 }
 
 # prefetch_stats DIGITS WHERE: the pg_stat_prefetch row matching WHERE
-# once the monitor has ended the target (waits up to 10 s), as planned,
-# prefetched, late, wasted, read time, scan time, active time (ms, DIGITS
-# decimals), comma-separated; NO_PF_STATS without a row.
+# once the monitor has ended the target (waits up to 10 s), as blocks read,
+# prefetched, late, unused, read time, total time, prefetch time (ms,
+# DIGITS decimals), comma-separated; NO_PF_STATS without a row.
 prefetch_stats()
 {
 	local nd=$1 where=$2 row=""
 	for _ in $(seq 100); do
-		row=$(q "SELECT planned_blocks, prefetched_blocks, late_blocks, wasted_blocks,
-			round(prefetch_read_time::numeric, $nd), round(scan_time::numeric, $nd),
-			round(coalesce(prefetch_active_time, 0)::numeric, $nd)
+		row=$(q "SELECT blocks_read, blocks_prefetched, blocks_late, blocks_unused,
+			round(read_time::numeric, $nd), round(total_time::numeric, $nd),
+			round(coalesce(prefetch_time, 0)::numeric, $nd)
 			FROM pg_stat_prefetch WHERE $where AND scans > 0" | tr '|' ',')
 		[ -n "$row" ] && break
 		sleep 0.1

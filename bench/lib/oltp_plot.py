@@ -62,7 +62,8 @@ set output "%s"
 set title "Foreground p99 latency while autovacuum runs (pgbench -R 300; one point a round, bar: median)"
 set ylabel "p99 latency (ms)"
 set yrange [0:*]
-set xrange [-0.6:%d]
+set xrange [-0.6:%.1f]
+set bmargin 4
 set boxwidth 0.5
 set style fill transparent solid 0.3
 set grid ytics
