@@ -32,7 +32,10 @@
 # SLRU counts only reach pg_stat_slru when it exits anyway).
 #
 # Settings (environment): PAIRS (off/on pairs, default 3), SECS (seconds
-# per window, 30), WARMUP (seconds, 10), ROWS (600000), READERS (2),
+# per window, 30), WARMUP (seconds, 10), SHARED_BUFFERS (16MB: 4 CLOG
+# buffers on 15; 128MB gives 32, 1GB 128), SYNC_COMMIT (off), ROWS
+# (600000; the CLOG pages of old xids the readers touch are ROWS / 32768),
+# READERS (2),
 # READ_RATE (300), WRITERS (4), WRITE_RATE (transactions/s for all the
 # writers together; default unthrottled), DELAY
 # (bgw_prefetch.clog_writer_delay, 200ms), PORT (54391).
@@ -55,6 +58,8 @@ WRITERS=${WRITERS:-4}
 WRITE_RATE=${WRITE_RATE:-}
 DELAY=${DELAY:-200ms}
 PORT=${PORT:-54391}
+SHARED_BUFFERS=${SHARED_BUFFERS:-16MB}
+SYNC_COMMIT=${SYNC_COMMIT:-off}
 BIN=$BGWP_PG_BINDIR
 
 [ -x "$BIN/initdb" ] || bgwp_die "$BIN/initdb not found: install postgresql-15"
@@ -91,8 +96,8 @@ port = $PORT
 listen_addresses = ''
 unix_socket_directories = '$WORK'
 shared_preload_libraries = 'bgw_prefetch'
-shared_buffers = 16MB
-synchronous_commit = off
+shared_buffers = $SHARED_BUFFERS
+synchronous_commit = $SYNC_COMMIT
 checkpoint_timeout = 1h
 max_wal_size = 16GB
 bgw_prefetch.clog_writer_delay = $DELAY
@@ -144,7 +149,8 @@ set_writer() {
 	fi
 }
 
-# SLRU writes, writer pages, writer ms, next xid: once the clients are gone
+# SLRU writes, writer pages, writer ms, next xid, writer rounds, WAL syncs
+# (pg_stat_wal): once the clients are gone
 # (backends flush their statistics on exit) and, when on, the writer is
 # idle (it flushes its statistics before saying so).
 counters() {
@@ -152,7 +158,8 @@ counters() {
 	[ "$1" = on ] && wait_for "SELECT status = 'idle' FROM pg_stat_prefetch_clog"
 	sql -F ' ' -c "SELECT (SELECT blks_written FROM pg_stat_slru WHERE name = 'Xact'),
 	                      pages_written, round(write_time::numeric, 1),
-	                      pg_snapshot_xmax(pg_current_snapshot()), rounds
+	                      pg_snapshot_xmax(pg_current_snapshot()), rounds,
+	                      (SELECT wal_sync FROM pg_stat_wal)
 	                 FROM pg_stat_prefetch_clog"
 }
 
@@ -175,9 +182,9 @@ window() {
 	after=$(counters "$mode")
 	tps=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$LOGS/$name.write.out")
 	echo "$before $after" | awk -v n="$name" -v m="$mode" -v tps="$tps" '{
-		printf "%-8s %-4s %9d %7.1f %8d %8d %9.1f %7d %10.0f\n", n, m, $9 - $4,
-			($9 - $4) / 32768, ($6 - $1) - ($7 - $2), $7 - $2, $8 - $3,
-			$10 - $5, tps
+		printf "%-8s %-4s %9d %7.1f %8d %8d %9.1f %7d %10.0f %9d\n", n, m, $10 - $4,
+			($10 - $4) / 32768, ($7 - $1) - ($8 - $2), $8 - $2, $9 - $3,
+			$11 - $5, tps, $12 - $6
 	}' | pg tee -a "$WORK/windows.txt"
 }
 
@@ -204,8 +211,8 @@ window warmup on "$WARMUP" >/dev/null
 pg rm -f "$WORK/windows.txt"
 rm -f "$LOGS"/warmup.*
 
-bgwp_log "$PAIRS x (off, on), $SECS s each: $WRITERS writers${WRITE_RATE:+ at $WRITE_RATE tps}, $READERS readers at $READ_RATE lookups/s, delay $DELAY"
-printf '%-8s %-4s %9s %7s %8s %8s %9s %7s %10s\n' window mode xids pages backend writer writer_ms rounds write_tps
+bgwp_log "$PAIRS x (off, on), $SECS s each: shared_buffers $SHARED_BUFFERS, synchronous_commit $SYNC_COMMIT, $WRITERS writers${WRITE_RATE:+ at $WRITE_RATE tps}, $READERS readers at $READ_RATE lookups/s, delay $DELAY"
+printf '%-8s %-4s %9s %7s %8s %8s %9s %7s %10s %9s\n' window mode xids pages backend writer writer_ms rounds write_tps wal_syncs
 for i in $(seq 1 "$PAIRS"); do
 	window "off$i" off "$SECS"
 	window "on$i" on "$SECS"
@@ -215,8 +222,8 @@ echo
 echo "summary (sums over windows; tps: mean of windows; latency in ms: p50 p99 p99.9 max,"
 echo "         without the -R schedule lag)"
 for mode in off on; do
-	awk -v m="$mode" '$2 == m { x += $3; b += $5; w += $6; t += $9; n++ }
-		END { printf "%-4s xids %d  backend CLOG writes %d  writer writes %d  write tps %.0f\n", m, x, b, w, t / n }' \
+	awk -v m="$mode" -v secs="$SECS" '$2 == m { x += $3; b += $5; w += $6; t += $9; s += $10; n++ }
+		END { printf "%-4s xids %d  backend CLOG writes %d  writer writes %d  write tps %.0f  WAL syncs/s %.1f\n", m, x, b, w, t / n, s / (n * secs) }' \
 		"$WORK/windows.txt"
 	echo "     write latency: $(latency "$LOGS"/"$mode"[0-9]*.write.[0-9]*)"
 	echo "     read latency:  $(latency "$LOGS"/"$mode"[0-9]*.read.[0-9]*)"
