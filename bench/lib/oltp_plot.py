@@ -6,17 +6,15 @@ Usage: oltp_plot.py OUT.png [--label DELAY:CONFIG=TEXT ...] RUNS.csv ...
 For every cost delay and configuration in the runs files of
 bench/autovacuum_oltp.sh, plots the p99 latency of the foreground
 transactions scheduled while a large table was being vacuumed, one point a
-round, and the median as a bar.  Writes OUT.dat and OUT.gp beside OUT.png
-and runs gnuplot on them (the PNG is skipped, with a message, without
-gnuplot).  --label names a configuration of one cost delay on the plot
+round, and the median as a bar.  Writes OUT.dat and OUT.gp beside OUT.png;
+gnuplot OUT.gp, run in that directory, draws OUT.png (the benchmark's
+finish_report does that, as for the other benchmarks' plots).  --label names a configuration of one cost delay on the plot
 (by default the configuration's own name): for runs made when a
 configuration meant something else than it does now.
 """
 import csv
 import os
-import shutil
 import statistics
-import subprocess
 import sys
 
 out_png = sys.argv[1]
@@ -74,8 +72,3 @@ plot "%s" using 1:3:xtic(2) with boxes lc rgb "#4477aa", \\
              % (os.path.basename(base + ".dat"), 4 + r) for r in range(maxrounds)]
     gp.write(", \\\n".join(parts) + "\n")
 
-if shutil.which("gnuplot"):
-    subprocess.run(["gnuplot", os.path.basename(base + ".gp")],
-                   cwd=os.path.dirname(os.path.abspath(out_png)), check=True)
-else:
-    print("gnuplot not found: %s.gp written, no PNG" % base, file=sys.stderr)
