@@ -35,7 +35,8 @@
  * the same loop.  It holds no snapshot (so it holds back no VACUUM), no
  * relcache reference (blocks are read by file, as recovery does) and exits
  * as soon as the monitor's target ends.  An ERROR ends the worker with a log
- * line; the target then simply stays os_cache.
+ * line; the rest of the scan is then pre-read into the OS cache only, and
+ * the scan counts as a loader abort.
  *
  *-------------------------------------------------------------------------
  */
@@ -299,10 +300,13 @@ loader_stop(int slot, LoaderOutcome *out)
 {
 	LoaderSlot *s = &loader_shared->slots[slot];
 	Latch	   *latch;
+	LoaderState state;
+	pid_t		pid;
 
 	SpinLockAcquire(&s->mutex);
 	out->loaded_blocks = s->loaded_blocks;
 	out->aborted = s->aborted;
+	state = s->state;
 	s->stop = true;
 	s->count = 0;
 	s->generation = 0;
@@ -314,6 +318,10 @@ loader_stop(int slot, LoaderOutcome *out)
 		SetLatch(latch);
 	if (loader_handles[slot] != NULL)
 	{
+		/* gone without saying how it ended: an ERROR, or it never started */
+		if ((state == LOADER_STARTING || state == LOADER_RUNNING) &&
+			GetBackgroundWorkerPid(loader_handles[slot], &pid) == BGWH_STOPPED)
+			out->aborted = true;
 		pfree(loader_handles[slot]);
 		loader_handles[slot] = NULL;
 	}

@@ -16,8 +16,8 @@
 # test alternates writer off / on windows of the same workload, switching
 # by reload, and checks: the writer writes only when on, and backends write
 # fewer dirty CLOG pages with the writer on.  It also checks that the writer
-# shows up in pg_stat_activity, survives write errors, is restarted after
-# pg_terminate_backend(), and that pg_stat_prefetch_reset() resets it.
+# shows up in pg_stat_activity, is restarted after pg_terminate_backend(),
+# and that pg_stat_prefetch_reset() resets it (t/028 checks a write error).
 use strict;
 use warnings;
 
@@ -179,44 +179,7 @@ my $row = $node->safe_psql('postgres',
 );
 is($row, 't|t|t', 'write_time, rounds and last_write are set');
 
-# A write error ends the writer, as an ERROR ends autoprewarm's leader: with
-# the writer off, leave a dirty page behind the latest one, make its segment
-# read-only, turn the writer on: it logs the error and exits with status 1,
-# the postmaster starts a new one (bgw_restart_time = 10 s), which writes
-# once the file is writable again.  No crash restart.
-set_writer(0);
 my $pid = worker_pid($node, 'bgw_prefetch clog writer');
-# A checkpoint writes the latest page (creating its segment file if it is
-# the first of a new segment); one page of xids later that page is the
-# dirty one behind the latest, in a segment that exists.
-$node->safe_psql('postgres', 'CHECKPOINT');
-$node->safe_psql('postgres', 'CALL burn_xids(32768)');
-my $xid = $node->safe_psql('postgres',
-	'SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint');
-# the page before the latest one is in this segment (32 pages of 32768 xids)
-my $prev_page = int($xid / 32768) - 1;
-my $segment = sprintf('%s/pg_xact/%04X', $node->data_dir, int($prev_page / 32));
-ok(-f $segment, "CLOG segment $segment exists");
-chmod 0400, $segment or die "chmod $segment: $!";
-my ($writer_before) = $node->safe_psql('postgres',
-	'SELECT pages_written FROM pg_stat_prefetch_clog');
-my $offset = -s $node->logfile;
-# on, without waiting for its status: it fails at its first round
-$node->safe_psql('postgres', 'ALTER SYSTEM SET bgw_prefetch.clog_writer = on');
-$node->reload;
-# the write error is reported, and ends the writer
-$node->wait_for_log(qr/could not access status of transaction/, $offset);
-$node->wait_for_log(qr/"bgw_prefetch clog writer" \(PID $pid\) exited with exit code 1/, $offset);
-chmod 0600, $segment or die "chmod $segment: $!";
-ok( $node->poll_query_until(
-		'postgres',
-		"SELECT pages_written > $writer_before FROM pg_stat_prefetch_clog"),
-	'a new writer writes once the file is writable');
-isnt(worker_pid($node, 'bgw_prefetch clog writer'),
-	$pid, 'the ERROR ended the writer; the postmaster started a new one');
-unlike(slurp_file($node->logfile, $offset), qr/was terminated by signal|all server processes terminated/,
-	'the write error caused no crash restart');
-$pid = worker_pid($node, 'bgw_prefetch clog writer');
 
 # pg_terminate_backend(): the postmaster starts a new writer
 # (bgw_restart_time = 10 s).
