@@ -141,8 +141,13 @@ sub check_fidelity
 	my $expected = grep { $_ >= $join } @plan;
 	is($planned, $expected,
 		"$label: blocks read from block $join equal VACUUM's reads from there");
-	# the VACUUM's backend announced the table: planned from its first block
-	is($join, 0, "$label: prefetcher started at block 0, before the scan showed");
+	# the VACUUM's backend announced the table: planned from its first read.
+	# (The monitor may still take the announcement only once the scan shows:
+	# an aggressive VACUUM passes a leading all-frozen range in microseconds.
+	# It then follows from where the scan is, which is fine as long as the
+	# scan read nothing before.)
+	is($expected, scalar @plan,
+		"$label: prefetcher started no later than the scan's first read (joined at block $join)");
 	cmp_ok(($prefetched - $late), '>=', 0.95 * $planned,
 		"$label: >= 95% of planned blocks read before VACUUM reached them ($prefetched prefetched, $late late, $planned planned)");
 

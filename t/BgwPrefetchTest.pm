@@ -326,6 +326,16 @@ sub start_pgbench
 	return [ $h, \$out, \$err ];
 }
 
+# The result of $sql in the postgres database, or "ERROR: ..." if it
+# failed: a check whose query fails (a status lost in pg_xact makes a
+# tuple's xmin unreadable) is a failed check, not a broken test.
+sub query_or_error
+{
+	my ($node, $sql) = @_;
+	my ($ret, $stdout, $stderr) = $node->psql('postgres', $sql);
+	return $ret == 0 ? $stdout : "ERROR: $stderr";
+}
+
 # Tests "$what: ...": the tables of pgbench -i are consistent.  The
 # invariant sum(abalance) = sum(bbalance) = sum(tbalance) = sum(delta) over
 # a non-empty history holds after any number of complete transactions, so a
@@ -337,8 +347,7 @@ sub tpcb_consistent_ok
 {
 	my ($node, $what) = @_;
 	local $Test::Builder::Level = $Test::Builder::Level + 1;
-	is( $node->safe_psql(
-			'postgres', q{
+	is( query_or_error($node, q{
 SELECT (SELECT sum(abalance) FROM pgbench_accounts) =
        (SELECT sum(bbalance) FROM pgbench_branches) AND
        (SELECT sum(bbalance) FROM pgbench_branches) =
@@ -348,8 +357,7 @@ SELECT (SELECT sum(abalance) FROM pgbench_accounts) =
        (SELECT count(*) FROM pgbench_history) > 0}),
 		't',
 		"$what: balances add up");
-	is( $node->safe_psql(
-			'postgres', q{
+	is( query_or_error($node, q{
 SELECT count(*) FROM (
   SELECT bt_index_check(c.oid, true)
     FROM pg_class c JOIN pg_am a ON a.oid = c.relam
@@ -357,8 +365,7 @@ SELECT count(*) FROM (
 		'3',
 		"$what: bt_index_check on the pgbench indexes");
 	return is(
-		$node->safe_psql(
-			'postgres', q{
+		query_or_error($node, q{
 SELECT count(*) FROM
   unnest(ARRAY['pgbench_accounts', 'pgbench_branches',
                'pgbench_tellers', 'pgbench_history']::regclass[]) r,
