@@ -35,6 +35,8 @@
 # per window, 30), WARMUP (seconds, 10), SHARED_BUFFERS (16MB: 4 CLOG
 # buffers on 15; 128MB gives 32, 1GB 128), SYNC_COMMIT (off), ROWS
 # (600000; the CLOG pages of old xids the readers touch are ROWS / 32768),
+# PG (server major version, 15; 16-18 from scripts/build-pg.sh's cache,
+# with the extension installed there: make install PG_CONFIG=...),
 # READERS (2),
 # READ_RATE (300), WRITERS (4), WRITE_RATE (transactions/s for all the
 # writers together; default unthrottled), DELAY
@@ -60,9 +62,18 @@ DELAY=${DELAY:-200ms}
 PORT=${PORT:-54391}
 SHARED_BUFFERS=${SHARED_BUFFERS:-16MB}
 SYNC_COMMIT=${SYNC_COMMIT:-off}
+PG=${PG:-15}
+bgwp_select_pg "$PG"
 BIN=$BGWP_PG_BINDIR
+# the CLOG's row in pg_stat_slru, and where WAL fsyncs are counted
+if [ "$PG" -ge 17 ]; then SLRU_NAME=transaction; else SLRU_NAME=Xact; fi
+if [ "$PG" -ge 18 ]; then
+	WAL_SYNCS="(SELECT sum(fsyncs) FROM pg_stat_io WHERE object = 'wal')"
+else
+	WAL_SYNCS="(SELECT wal_sync FROM pg_stat_wal)"
+fi
 
-[ -x "$BIN/initdb" ] || bgwp_die "$BIN/initdb not found: install postgresql-15"
+[ -x "$BIN/initdb" ] || bgwp_die "$BIN/initdb not found: install postgresql-15, or build $PG with scripts/build-pg.sh"
 [ -f "$("$PG_CONFIG" --pkglibdir)/bgw_prefetch.so" ] ||
 	bgwp_die "bgw_prefetch is not installed: run make install first"
 
@@ -156,10 +167,10 @@ set_writer() {
 counters() {
 	wait_for "SELECT count(*) = 0 FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()"
 	[ "$1" = on ] && wait_for "SELECT status = 'idle' FROM pg_stat_prefetch_clog"
-	sql -F ' ' -c "SELECT (SELECT blks_written FROM pg_stat_slru WHERE name = 'Xact'),
+	sql -F ' ' -c "SELECT (SELECT blks_written FROM pg_stat_slru WHERE name = '$SLRU_NAME'),
 	                      pages_written, round(write_time::numeric, 1),
 	                      pg_snapshot_xmax(pg_current_snapshot()), rounds,
-	                      (SELECT wal_sync FROM pg_stat_wal)
+	                      $WAL_SYNCS
 	                 FROM pg_stat_prefetch_clog"
 }
 
@@ -211,7 +222,7 @@ window warmup on "$WARMUP" >/dev/null
 pg rm -f "$WORK/windows.txt"
 rm -f "$LOGS"/warmup.*
 
-bgwp_log "$PAIRS x (off, on), $SECS s each: shared_buffers $SHARED_BUFFERS, synchronous_commit $SYNC_COMMIT, $WRITERS writers${WRITE_RATE:+ at $WRITE_RATE tps}, $READERS readers at $READ_RATE lookups/s, delay $DELAY"
+bgwp_log "PostgreSQL $PG, $PAIRS x (off, on), $SECS s each: shared_buffers $SHARED_BUFFERS, synchronous_commit $SYNC_COMMIT, $WRITERS writers${WRITE_RATE:+ at $WRITE_RATE tps}, $READERS readers at $READ_RATE lookups/s, delay $DELAY"
 printf '%-8s %-4s %9s %7s %8s %8s %9s %7s %10s %9s\n' window mode xids pages backend writer writer_ms rounds write_tps wal_syncs
 for i in $(seq 1 "$PAIRS"); do
 	window "off$i" off "$SECS"
