@@ -59,6 +59,19 @@ sub cancel_worker_ok
 	return;
 }
 
+# Wait until one process of backend_type $type matches the SQL condition
+# $where (a test named $name); return its pid.
+sub wait_worker_pid
+{
+	my ($type, $where, $name) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+	ok( $node->poll_query_until(
+			'postgres',
+			"SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = '$type' AND $where"),
+		$name);
+	return worker_pid($node, $type);
+}
+
 # Wait for the slowed VACUUM in session $s to end, then for its scan of big
 # to be counted.
 sub finish_vacuum
@@ -81,12 +94,8 @@ sub finish_vacuum
 	my $locker = $node->background_psql('postgres');
 	$locker->query_safe('BEGIN; LOCK TABLE pg_tablespace IN ACCESS EXCLUSIVE MODE');
 	my $s = start_slow($node, 'postgres', 'VACUUM (DISABLE_PAGE_SKIPPING) big', '10ms');
-	ok( $node->poll_query_until(
-			'postgres',
-			"SELECT count(*) = 1 FROM pg_stat_activity
-			  WHERE backend_type = 'bgw_prefetch resolver' AND wait_event_type = 'Lock'"),
+	my $resolver = wait_worker_pid('bgw_prefetch resolver', "wait_event_type = 'Lock'",
 		'resolver: it waits for the lock');
-	my $resolver = worker_pid($node, 'bgw_prefetch resolver');
 	cancel_worker_ok('bgw_prefetch resolver', $resolver);
 	$locker->query_safe('COMMIT');
 	quit_session($locker);
@@ -108,12 +117,8 @@ sub finish_vacuum
 	$node->restart;
 	reset_prefetch_stats($node);
 	my $s = start_slow($node, 'postgres', 'VACUUM (DISABLE_PAGE_SKIPPING) big', '10ms', 2);
-	ok( $node->poll_query_until(
-			'postgres',
-			"SELECT count(*) = 1 FROM pg_stat_activity
-			  WHERE backend_type = 'bgw_prefetch buffer loader' AND state = 'active'"),
+	my $loader = wait_worker_pid('bgw_prefetch buffer loader', "state = 'active'",
 		'loader: it loads');
-	my $loader = worker_pid($node, 'bgw_prefetch buffer loader');
 	cancel_worker_ok('bgw_prefetch buffer loader', $loader);
 	my $prefetched = $node->safe_psql('postgres',
 		"SELECT blocks_prefetched FROM pg_stat_prefetch_activity WHERE relid = 'big'::regclass");
@@ -146,10 +151,7 @@ sub finish_vacuum
 	$node->safe_psql('postgres',
 		"SELECT pg_cancel_backend(pid) FROM pg_stat_progress_vacuum WHERE relid = 'big'::regclass");
 	quit_session($s);
-	ok( $node->poll_query_until(
-			'postgres',
-			"SELECT count(*) = 1 FROM pg_stat_activity
-			  WHERE backend_type = 'bgw_prefetch monitor' AND pid <> $monitor"),
+	wait_worker_pid('bgw_prefetch monitor', "pid <> $monitor",
 		'monitor: the postmaster starts a new one');
 	served_again_ok($node, 'big', 'monitor: a later VACUUM is prefetched');
 }
@@ -197,10 +199,7 @@ sub finish_vacuum
 # ---- a fast shutdown while a VACUUM is prefetched into shared buffers
 {
 	my $s = start_slow($node, 'postgres', 'VACUUM (DISABLE_PAGE_SKIPPING) big', '10ms', 2);
-	ok( $node->poll_query_until(
-			'postgres',
-			"SELECT count(*) = 1 FROM pg_stat_activity
-			  WHERE backend_type = 'bgw_prefetch buffer loader' AND state = 'active'"),
+	wait_worker_pid('bgw_prefetch buffer loader', "state = 'active'",
 		'shutdown: a loader loads');
 	my $start = time();
 	$node->stop('fast');
