@@ -67,6 +67,10 @@ build_one() {
 	build=$BGWP_PG_CACHE/build-$v
 	stamp=$prefix/.bgwp-build-stamp
 
+	if [ ! -r "$tarball" ] && [ -x "$prefix/bin/pg_config" ]; then
+		bgwp_log "build-pg: no $tarball; using the build in $prefix ($("$prefix/bin/pg_config" --version))"
+		return 0
+	fi
 	[ -r "$tarball" ] || bgwp_die "no source for PostgreSQL $v: $tarball is missing"
 	sum=$(sha256sum "$tarball" | cut -d' ' -f1)
 
