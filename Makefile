@@ -28,6 +28,7 @@ OBJS = \
 	src/calibrate_measure.o \
 	src/calibration_store.o \
 	src/dynamic_worker.o \
+	src/backend_reads.o \
 	src/clog_writer.o
 
 EXTENSION = bgw_prefetch

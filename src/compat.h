@@ -202,16 +202,34 @@ bgwp_rel_path(BgwpRelFile rf, ForkNumber forknum)
 /* ---------- wait events ---------- */
 
 /*
- * Is a backend waiting on a read of a relation data file?  That is the
- * time track_io_timing counts as read time.  Up to 17 every such read is a
+ * Is a backend waiting on a read of a relation data file?  Up to 17 that
+ * is all the time track_io_timing counts as read time: every read is a
  * synchronous FileRead() (DataFileRead); from 18 a read may be started
- * asynchronously and waited for in AioIoCompletion.
+ * asynchronously and waited for in AioIoCompletion, or in io_uring's
+ * submission and execution waits (io_method = io_uring).  The sampled
+ * waits are the read time only where the backend publishes none
+ * (backend_reads.c).
  */
 #if PG_VERSION_NUM >= 180000
 #define BGWP_WAIT_IS_DATA_READ(w) \
-	((w) == WAIT_EVENT_DATA_FILE_READ || (w) == WAIT_EVENT_AIO_IO_COMPLETION)
+	((w) == WAIT_EVENT_DATA_FILE_READ || (w) == WAIT_EVENT_AIO_IO_COMPLETION || \
+	 (w) == WAIT_EVENT_AIO_IO_URING_SUBMIT || (w) == WAIT_EVENT_AIO_IO_URING_EXECUTION)
 #else
 #define BGWP_WAIT_IS_DATA_READ(w)	((w) == WAIT_EVENT_DATA_FILE_READ)
+#endif
+
+/*
+ * A backend's read time so far, as track_io_timing adds it up in
+ * pgBufferUsage and "I/O timings: read" reports it (shared and local
+ * buffers), in microseconds: one counter up to 16, two from 17.
+ */
+#if PG_VERSION_NUM >= 170000
+#define BGWP_BUFFER_USAGE_READ_TIME_US(bu) \
+	((int64) (INSTR_TIME_GET_MICROSEC((bu)->shared_blk_read_time) + \
+			  INSTR_TIME_GET_MICROSEC((bu)->local_blk_read_time)))
+#else
+#define BGWP_BUFFER_USAGE_READ_TIME_US(bu) \
+	((int64) INSTR_TIME_GET_MICROSEC((bu)->blk_read_time))
 #endif
 
 /* ---------- buffer mapping (visibility map reads) ---------- */

@@ -26,6 +26,7 @@
 #include "storage/shmem.h"
 #include "tcop/utility.h"
 
+#include "backend_reads.h"
 #include "bgw_prefetch.h"
 #include "buffer_loader.h"
 #include "forecast.h"
@@ -45,6 +46,10 @@ static void bgwp_process_utility(PlannedStmt *pstmt, const char *queryString,
 								 bool readOnlyTree, ProcessUtilityContext context,
 								 ParamListInfo params, QueryEnvironment *queryEnv,
 								 DestReceiver *dest, QueryCompletion *qc);
+static void run_utility(PlannedStmt *pstmt, const char *queryString,
+						bool readOnlyTree, ProcessUtilityContext context,
+						ParamListInfo params, QueryEnvironment *queryEnv,
+						DestReceiver *dest, QueryCompletion *qc);
 
 /*
  * Module load callback.
@@ -72,6 +77,7 @@ _PG_init(void)
 
 	monitor_register();
 	clog_writer_register();
+	backend_reads_register();
 }
 
 /*
@@ -87,8 +93,9 @@ bgwp_shmem_request(void)
 													  clog_writer_shmem_size()),
 											 add_size(monitor_shmem_size(),
 													  resolver_shmem_size())),
-									add_size(loader_shmem_size(),
-											 forecast_shmem_size())));
+									add_size(add_size(loader_shmem_size(),
+													  forecast_shmem_size()),
+											 backend_reads_shmem_size())));
 	RequestNamedLWLockTranche(BGWP_LWLOCK_TRANCHE, BGWP_NUM_LWLOCKS);
 }
 
@@ -108,6 +115,7 @@ bgwp_shmem_startup(void)
 	clog_writer_shmem_startup();
 	loader_shmem_startup();
 	forecast_shmem_startup();
+	backend_reads_shmem_startup();
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -115,8 +123,10 @@ bgwp_shmem_startup(void)
  * A manual VACUUM or ANALYZE is starting: resolve the relations it names,
  * so that no resolver worker has to (resolver.c), and tell the monitor, so
  * that it looks for the scan at once instead of after up to
- * bgw_prefetch.naptime.  (Autovacuum runs no utility statement; the monitor
- * finds it by polling.)
+ * bgw_prefetch.naptime.  While it runs, the backend publishes each of its
+ * transactions' reads (backend_reads.c).  (Autovacuum runs no utility
+ * statement; the monitor finds it by polling, and an autovacuum worker
+ * always publishes.)
  */
 static void
 bgwp_process_utility(PlannedStmt *pstmt, const char *queryString,
@@ -124,13 +134,36 @@ bgwp_process_utility(PlannedStmt *pstmt, const char *queryString,
 					 ParamListInfo params, QueryEnvironment *queryEnv,
 					 DestReceiver *dest, QueryCompletion *qc)
 {
-	if (IsA(pstmt->utilityStmt, VacuumStmt))
+	if (!IsA(pstmt->utilityStmt, VacuumStmt))
 	{
-		resolver_announce_statement((VacuumStmt *) pstmt->utilityStmt,
-									context == PROCESS_UTILITY_TOPLEVEL);
-		monitor_announce_scan();
+		run_utility(pstmt, queryString, readOnlyTree, context, params,
+					queryEnv, dest, qc);
+		return;
 	}
 
+	resolver_announce_statement((VacuumStmt *) pstmt->utilityStmt,
+								context == PROCESS_UTILITY_TOPLEVEL);
+	monitor_announce_scan();
+	backend_reads_statement_start();
+	/* an ANALYZE in a function can fail inside a subtransaction */
+	PG_TRY();
+	{
+		run_utility(pstmt, queryString, readOnlyTree, context, params,
+					queryEnv, dest, qc);
+	}
+	PG_FINALLY();
+	{
+		backend_reads_statement_end();
+	}
+	PG_END_TRY();
+}
+
+/* The next ProcessUtility hook, or the standard one. */
+static void
+run_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
+			ProcessUtilityContext context, ParamListInfo params,
+			QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
+{
 	if (prev_process_utility_hook)
 		prev_process_utility_hook(pstmt, queryString, readOnlyTree, context,
 								  params, queryEnv, dest, qc);

@@ -184,11 +184,9 @@ prefetcher_sample(TimestampTz now)
 		}
 		if (!on_relation)
 		{
-			t->command_end = now;
+			command_ended(t, now);
 			continue;
 		}
-		if (t->proc == NULL)
-			t->proc = targets_proc_of(t->obs.pid);
 		switch (targets_wait(t->proc, t->obs.pid))
 		{
 			case TARGET_WAIT_DATA_READ:

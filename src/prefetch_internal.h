@@ -39,6 +39,13 @@
 #define BGWP_INITIAL_DISTANCE 256
 /* How long a target started from an announcement waits for its scan, ms. */
 #define BGWP_AWAIT_START_MS 1000
+
+/*
+ * How long a scan waits, after its command left the relation, for its
+ * backend to publish its reads (backend_reads.c) before it is reported with
+ * the sampled estimate.
+ */
+#define BGWP_READS_WAIT_MS 1000
 /* ... and a forecast one while its worker is on relations not forecast. */
 #define BGWP_AWAIT_FORECAST_MS 10000
 /*
@@ -115,6 +122,7 @@ typedef struct PrefetchTarget
 	TimestampTz command_end;	/* first seen past it, 0 before */
 	TimestampTz last_sample;
 	int64		read_wait_us;	/* sampled time waiting on data file reads */
+	TimestampTz first_seen;		/* the monitor first saw it on the relation */
 	int64		cost_delay_wait_us; /* sampled time in the cost-based delay */
 	TimestampTz hold_window_start;	/* current cost_limited_depth window */
 	int64		hold_window_delay_us;	/* cost_delay_wait_us at its start */
@@ -192,6 +200,7 @@ extern void init_target(PrefetchTarget *t, const TargetObservation *obs,
 						TimestampTz since);
 extern void command_seen(PrefetchTarget *t, const TargetObservation *obs,
 						 TimestampTz now);
+extern void command_ended(PrefetchTarget *t, TimestampTz now);
 extern void activate_target(PrefetchTarget *t);
 extern void end_scan_phase(PrefetchTarget *t, bool completed);
 extern void release_target(PrefetchTarget *t);

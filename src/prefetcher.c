@@ -49,6 +49,7 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
+#include "backend_reads.h"
 #include "buffer_loader.h"
 #include "forecast.h"
 #include "prefetch_internal.h"
@@ -275,6 +276,75 @@ command_seen(PrefetchTarget *t, const TargetObservation *obs, TimestampTz now)
 		obs->activity_start < now)
 		t->command_start = obs->activity_start;
 	t->last_sample = now;
+	/* a moment inside the transaction that processes the relation */
+	t->first_seen = GetCurrentTimestamp();
+	if (t->proc == NULL)
+		t->proc = targets_proc_of(obs->pid);
+}
+
+/* The command was seen past the target's relation (or gone) as of now. */
+void
+command_ended(PrefetchTarget *t, TimestampTz now)
+{
+	if (t->command_end == 0)
+		t->command_end = now;
+}
+
+/*
+ * Do the scan's figures cover all of it?  A VACUUM followed only from a
+ * later block counts its blocks from there; an ANALYZE counts its whole
+ * sample.
+ */
+static bool
+whole_scan_counted(const PrefetchTarget *t)
+{
+	return t->obs.command == PREFETCH_CMD_ANALYZE || t->report.joined_block < 0;
+}
+
+/*
+ * The scan's read time.  The figure its backend published for the
+ * transaction that processed the relation (backend_reads.c): exactly what
+ * track_io_timing counted, as "I/O timings: read" reports it.  The sampled
+ * estimate when there is none (the command ended in an error, or ran
+ * inside a transaction block), when it has reads but no time
+ * (track_io_timing is off in that backend), and for a VACUUM followed
+ * only from a later block, whose other figures start there too.
+ */
+static int64
+scan_read_time(const PrefetchTarget *t)
+{
+	int64		reads;
+	int64		read_time_us;
+
+	if (whole_scan_counted(t) &&
+		backend_reads_of(t->obs.slot, t->obs.pid, t->first_seen,
+						 &reads, &read_time_us) == BACKEND_READS_FOUND &&
+		reads > 0 && read_time_us > 0)
+		return read_time_us;
+	return t->read_wait_us;
+}
+
+/*
+ * May the scan be reported now?  Its backend publishes its reads when the
+ * transaction that processed the relation commits, just after the command
+ * leaves the relation (or aborts); the scan waits for that, while the
+ * backend lives and for at most BGWP_READS_WAIT_MS.
+ */
+static bool
+scan_reads_settled(const PrefetchTarget *t, TimestampTz now)
+{
+	int64		reads;
+	int64		read_time_us;
+
+	if (t->command_start == 0 || t->abandoned || !whole_scan_counted(t))
+		return true;
+	if (backend_reads_of(t->obs.slot, t->obs.pid, t->first_seen,
+						 &reads, &read_time_us) != BACKEND_READS_PENDING)
+		return true;
+	if (t->proc == NULL || t->proc->pid != t->obs.pid)
+		return true;
+	return TimestampDifferenceExceeds(t->command_end != 0 ? t->command_end : now,
+									  now, BGWP_READS_WAIT_MS);
 }
 
 /*
@@ -561,7 +631,7 @@ finish_target(PrefetchTarget *t, TimestampTz now)
 	r->prefetched = t->prefetched;
 	if (!t->prefetched)
 		strlcpy(r->watched_reason, t->why_not, sizeof(r->watched_reason));
-	r->read_time_us = t->read_wait_us;
+	r->read_time_us = scan_read_time(t);
 	r->cost_delay_us = t->cost_delay_wait_us;
 	set_cost_limited(t, false, end);	/* adds the time until the end */
 	r->total_time_us = t->command_start != 0 ? Max(end - t->command_start, 0) : 0;
@@ -637,8 +707,7 @@ step_consumer(PrefetchTarget *t, TimestampTz now)
 		case FOLLOW_OVER:
 			t->abandoned = !scan_completed(t);
 			end_scan_phase(t, !t->abandoned);
-			if (t->command_end == 0)
-				t->command_end = now;
+			command_ended(t, now);
 			t->command_over = true;
 			break;
 	}
@@ -664,7 +733,7 @@ prefetcher_step(void)
 			continue;
 		if (!t->command_over)
 			step_consumer(t, now);
-		if (t->command_over && t->inflight == 0)
+		if (t->command_over && t->inflight == 0 && scan_reads_settled(t, now))
 			finish_target(t, now);
 	}
 
