@@ -21,6 +21,7 @@ PACKAGES=(
 	postgresql-contrib			# pg_visibility, pg_prewarm for the benchmarks (amcheck is in postgresql-15)
 	liburing-dev
 	libipc-run-perl				# TAP tests (PostgreSQL::Test::Cluster)
+	util-linux-extra			# fincore: page-cache residency in tests and benchmarks
 	cppcheck
 	clang-tidy
 	gnuplot-nox					# benchmark plots

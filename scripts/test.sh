@@ -94,15 +94,15 @@ bgwp_select_pg "$BGWP_TEST_VERSION"
 
 # The TAP files run on 16-18: those that go through code that differs
 # between versions (src/compat.h): backend status and progress reporting,
-# the VACUUM and ANALYZE plans, relation files and paths, the view's read
-# figures, the autovacuum forecast, the buffer loader's lock probe, the
-# CLOG SLRU layout and locks (writer, standby, crash loop; the mutation
-# step runs t/032 again), and the reference check (GUC ranges, pg_regress's
-# expected output).  The others (DDL around served scans, signals and
-# crashes, worker slots, bad input, the io_uring fallback, calibration)
-# run on 15 only.
+# the VACUUM and ANALYZE plans, the VACUUM options of each version,
+# relation files and paths, the view's read figures, the autovacuum
+# forecast, the buffer loader's lock probe, the CLOG SLRU layout and locks
+# (writer, standby, crash loop; the mutation step runs t/032 again), and
+# the reference check (GUC ranges, pg_regress's expected output).  The
+# others (DDL around served scans, signals and crashes, worker slots, bad
+# input, the io_uring fallback, calibration) run on 15 only.
 VERSION_TAP_TESTS=(t/001_monitor_basic.pl t/010_vacuum_prefetch.pl t/011_analyze_prefetch.pl
-	t/012_view_accuracy.pl t/024_table_kinds.pl t/026_shared_buffers.pl
+	t/012_view_accuracy.pl t/024_table_kinds.pl t/026_shared_buffers.pl t/029_vacuum_options.pl
 	t/027_autovacuum_forecast.pl t/030_clog_writer.pl t/031_clog_standby.pl
 	t/032_clog_crash_loop.pl t/050_reference.pl)
 TAP_TESTS_RUN=${PROVE_TESTS:-}

@@ -14,7 +14,7 @@
  * estimates it well up to 17, where every read is one synchronous wait in
  * DataFileRead; from 18 a read's time also covers handing it to an I/O
  * worker or io_uring and completing it (checksum verification), during
- * which no wait event is set, and sampling misses a third to a half.
+ * which no wait event is set, and sampling misses a quarter to a half.
  *
  * So the backend publishes it.  A VACUUM or ANALYZE processes each relation
  * in a transaction of its own (vacuum_rel(), and analyze_rel() under
@@ -27,8 +27,9 @@
  * the moment it first saw the command on the relation.  Only autovacuum
  * workers, and a backend inside a VACUUM or ANALYZE statement (the utility
  * hook brackets it) until the end of the statement's transaction, publish:
- * in any other transaction the callback returns at its first tests.  Nothing allocates, and the slot's spinlock is held
- * for a copy of 40 bytes.
+ * in any other transaction the callback returns at its first tests.
+ * Nothing allocates, and the slot's spinlock is held for a copy of 40
+ * bytes.
  *
  * The counters are pgBufferUsage's, the same VACUUM's report subtracts, so
  * they need track_io_timing on in that backend; when it is off (the reads

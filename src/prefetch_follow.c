@@ -184,7 +184,7 @@ prefetcher_sample(TimestampTz now)
 		}
 		if (!on_relation)
 		{
-			command_ended(t, now);
+			t->command_end = now;
 			continue;
 		}
 		switch (targets_wait(t->proc, t->obs.pid))

@@ -200,7 +200,6 @@ extern void init_target(PrefetchTarget *t, const TargetObservation *obs,
 						TimestampTz since);
 extern void command_seen(PrefetchTarget *t, const TargetObservation *obs,
 						 TimestampTz now);
-extern void command_ended(PrefetchTarget *t, TimestampTz now);
 extern void activate_target(PrefetchTarget *t);
 extern void end_scan_phase(PrefetchTarget *t, bool completed);
 extern void release_target(PrefetchTarget *t);

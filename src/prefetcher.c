@@ -282,14 +282,6 @@ command_seen(PrefetchTarget *t, const TargetObservation *obs, TimestampTz now)
 		t->proc = targets_proc_of(obs->pid);
 }
 
-/* The command was seen past the target's relation (or gone) as of now. */
-void
-command_ended(PrefetchTarget *t, TimestampTz now)
-{
-	if (t->command_end == 0)
-		t->command_end = now;
-}
-
 /*
  * Do the scan's figures cover all of it?  A VACUUM followed only from a
  * later block counts its blocks from there; an ANALYZE counts its whole
@@ -707,7 +699,8 @@ step_consumer(PrefetchTarget *t, TimestampTz now)
 		case FOLLOW_OVER:
 			t->abandoned = !scan_completed(t);
 			end_scan_phase(t, !t->abandoned);
-			command_ended(t, now);
+			if (t->command_end == 0)
+				t->command_end = now;
 			t->command_over = true;
 			break;
 	}

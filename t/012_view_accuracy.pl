@@ -14,8 +14,7 @@
 # - a lone ANALYZE (its statement's transaction) is measured the same way.
 #
 # "Cold" means: the server restarted (empty shared buffers) and the table's
-# files dropped from the OS page cache (dd iflag=nocache, which any user who
-# can read the files may do, after a CHECKPOINT has made their pages clean).
+# files dropped from the OS page cache (make_cold()).
 use strict;
 use warnings;
 
@@ -45,23 +44,6 @@ sub dirty
 {
 	$node->safe_psql('postgres',
 		"UPDATE acc SET pad = pad WHERE id % 160 = 1 AND (id / 160) % 3 <> 2");
-	return;
-}
-
-# Empty shared buffers and the OS page cache of the table's files.
-sub make_cold
-{
-	$node->safe_psql('postgres', 'CHECKPOINT');
-	my $path = $node->data_dir . '/'
-	  . $node->safe_psql('postgres', "SELECT pg_relation_filepath('acc')");
-	$node->stop('fast');
-	for my $file (glob("$path $path.* ${path}_vm ${path}_fsm"))
-	{
-		next unless -e $file;
-		system('dd', "if=$file", 'iflag=nocache', 'count=0', 'status=none') == 0
-		  or die "dd iflag=nocache $file failed";
-	}
-	$node->start;
 	return;
 }
 
@@ -135,7 +117,7 @@ for my $prefetch ('off', 'on')
 	dirty();
 	$node->safe_psql('postgres',
 		"ALTER SYSTEM SET bgw_prefetch.vacuum = $prefetch");
-	make_cold();
+	make_cold($node, 'acc');
 	$node->safe_psql('postgres', 'SELECT pg_stat_prefetch_reset()');
 	my ($stdout, $stderr);
 	$node->psql('postgres', 'VACUUM (VERBOSE) acc',
@@ -166,7 +148,7 @@ for my $prefetch ('off', 'on')
 {
 	dirty();
 	$node->safe_psql('postgres', 'ALTER SYSTEM SET bgw_prefetch.vacuum = off');
-	make_cold();
+	make_cold($node, 'acc');
 	$node->safe_psql('postgres', 'SELECT pg_stat_prefetch_reset()');
 	$node->safe_psql('postgres', 'SET track_io_timing = off; VACUUM acc');
 	my $row = vacuum_row(1);
@@ -178,7 +160,7 @@ for my $prefetch ('off', 'on')
 # It runs in its statement's own transaction, which commits after the
 # statement returns.  From 18 ANALYZE (VERBOSE) reports its I/O timings too.
 {
-	make_cold();
+	make_cold($node, 'acc');
 	$node->safe_psql('postgres', 'SELECT pg_stat_prefetch_reset()');
 	my ($stdout, $stderr);
 	$node->psql('postgres', 'ANALYZE (VERBOSE) acc',
@@ -206,7 +188,7 @@ SELECT scans >= 1 FROM pg_stat_prefetch WHERE relname = 'acc' AND command = 'ana
 # --- autovacuum, against its own log line -----------------------------------
 $node->safe_psql('postgres', 'ALTER SYSTEM SET bgw_prefetch.vacuum = on');
 dirty();
-make_cold();
+make_cold($node, 'acc');
 $node->safe_psql('postgres', 'SELECT pg_stat_prefetch_reset()');
 my $offset = -s $node->logfile;
 # A client stays connected, as on a server in use: the monitor keeps a

@@ -32,6 +32,8 @@ our @EXPORT = qw(
   bgwp_conf
   new_bgwp_node
   create_frozen_table
+  make_cold
+  resident_pages
   start_slow
   quit_session
   worker_pid
@@ -110,6 +112,50 @@ $extra
 VACUUM (FREEZE) $table;
 });
 	return;
+}
+
+# Make the relations of the postgres database named in @relations (names or
+# OIDs) cold: shared buffers empty (a restart, after a CHECKPOINT has made
+# their pages clean) and every fork's files written out and dropped from
+# the OS page cache (sync and dd iflag=nocache, which any user who can read
+# the files may do).
+sub make_cold
+{
+	my ($node, @relations) = @_;
+	$node->safe_psql('postgres', 'CHECKPOINT');
+	my @paths = map {
+		my $rel = /^\d+$/ ? $_ : "'$_'::regclass";
+		$node->data_dir . '/'
+		  . $node->safe_psql('postgres', "SELECT pg_relation_filepath($rel)")
+	} @relations;
+	$node->stop('fast');
+	foreach my $path (@paths)
+	{
+		foreach my $file (glob("$path $path.* ${path}_vm ${path}_fsm"))
+		{
+			next unless -e $file;
+			# pages still dirty in the page cache would stay
+			system('sync', $file) == 0 or die "sync $file failed";
+			system('dd', "if=$file", 'iflag=nocache', 'count=0', 'status=none') == 0
+			  or die "dd iflag=nocache $file failed";
+		}
+	}
+	$node->start;
+	return;
+}
+
+# How many pages of the first segment of relation $rel's main fork (a name
+# or an OID, in the postgres database) are in the OS page cache (fincore).
+sub resident_pages
+{
+	my ($node, $rel) = @_;
+	$rel = "'$rel'::regclass" unless $rel =~ /^\d+$/;
+	my $path = $node->data_dir . '/'
+	  . $node->safe_psql('postgres', "SELECT pg_relation_filepath($rel)");
+	my $out = `fincore --noheadings --output PAGES '$path'`;
+	die "fincore $path failed" if $? != 0;
+	$out =~ s/\s+//g;
+	return $out;
 }
 
 # Run $sql in database $db in the background, slowed by the cost delay
