@@ -32,7 +32,15 @@
  * wait up to 5 s for the database's other backends to exit); if so it
  * commits, which releases its lock, logs that it let go, and exits.
  * SIGTERM and ProcSignalBarriers are served by CHECK_FOR_INTERRUPTS() in
- * the same loop.  It holds no snapshot (so it holds back no VACUUM), no
+ * the same loop.  Its transactions last at most LOADER_XACT_MS: it commits
+ * and takes its lock again (without waiting) in a new one.
+ *
+ * It reads with no buffer access strategy: a ring would evict the blocks it
+ * loaded before the scan gets to them, and shared_buffers_cap already
+ * bounds how many it holds ahead of the scans.  It pins one block at a
+ * time, for the copy, and leaves the blocks just ahead of a VACUUM to it,
+ * so that VACUUM's ConditionalLockBufferForCleanup() does not meet its pin
+ * (which would send a non-aggressive VACUUM to lazy_scan_noprune()).  It holds no snapshot (so it holds back no VACUUM), no
  * relcache reference (blocks are read by file, as recovery does) and exits
  * as soon as the monitor's target ends.  An ERROR ends the worker with a log
  * line; the rest of the scan is then pre-read into the OS cache only, and
@@ -90,6 +98,15 @@
  * time for that many blocks, whatever the density of the plan.
  */
 #define LOADER_LEAP_BLOCKS (2 * BGWP_MAX_READ_BLOCKS)
+
+/*
+ * How long one of the loader's transactions lasts at most, ms.  It commits
+ * and starts anew (taking its lock again, without waiting, and checking the
+ * relation's files again) so that pg_stat_activity shows short
+ * transactions, and its lock is given back between them, as a scan served
+ * for an hour would otherwise hold both for the hour.
+ */
+#define LOADER_XACT_MS 100
 
 typedef enum LoaderState
 {
@@ -459,14 +476,18 @@ scan_position(const LoaderJob *job, int64 published)
 }
 
 /*
- * Load queued ranges until the monitor stops the loader (returns false) or
- * someone waits for a conflicting lock (returns true).
+ * Load queued ranges until the monitor stops the loader (returns NULL) or
+ * it must let go (returns why): someone waits for a conflicting lock, or
+ * its next transaction could not take its lock or found other files.  Runs
+ * in transactions of at most LOADER_XACT_MS, each holding the lock; the
+ * caller started the first and commits the last.
  */
-static bool
+static const char *
 loader_run(LoaderJob *job)
 {
 	LoaderSlot *s = job->slot;
 	int			leap = 0;		/* queued blocks still to leave to the scan */
+	TimestampTz xact_start = GetCurrentTimestamp();
 
 	for (;;)
 	{
@@ -474,18 +495,30 @@ loader_run(LoaderJob *job)
 		int64		consumer;
 		bool		have = false;
 		int64		loaded = 0;
+		const char *refused;
 
 		CHECK_FOR_INTERRUPTS();
 		/* interrupts may have rebuilt catalog caches: hold no snapshot */
 		InvalidateCatalogSnapshot();
 		if (loader_must_let_go(job))
-			return true;
+			return "a conflicting lock is awaited";
+		if (TimestampDifferenceExceeds(xact_start, GetCurrentTimestamp(),
+									   LOADER_XACT_MS))
+		{
+			CommitTransactionCommand();
+			SetCurrentStatementStartTimestamp();
+			StartTransactionCommand();
+			xact_start = GetCurrentTimestamp();
+			refused = loader_lock_relation(job);
+			if (refused != NULL)
+				return refused;
+		}
 
 		SpinLockAcquire(&s->mutex);
 		if (!still_wanted(job))
 		{
 			SpinLockRelease(&s->mutex);
-			return false;
+			return NULL;
 		}
 		if (s->count > 0)
 		{
@@ -549,7 +582,7 @@ bgwp_loader_main(Datum main_arg)
 	int			slot = DatumGetInt32(main_arg);
 	LoaderJob	job;
 	const char *refused;
-	bool		let_go;
+	const char *let_go;
 
 	memset(&job, 0, sizeof(job));
 	memcpy(&job.generation, MyBgworkerEntry->bgw_extra, sizeof(job.generation));
@@ -603,11 +636,11 @@ bgwp_loader_main(Datum main_arg)
 
 	/* releases the lock; nothing is read after this */
 	CommitTransactionCommand();
-	loader_finish(&job, let_go);
-	if (let_go)
+	loader_finish(&job, let_go != NULL);
+	if (let_go != NULL)
 		ereport(LOG,
-				(errmsg("bgw_prefetch: buffer loader for relation %u let go: a conflicting lock is awaited",
-						job.relid),
+				(errmsg("bgw_prefetch: buffer loader for relation %u let go: %s",
+						job.relid, let_go),
 				 errdetail("The rest of the scan is pre-read into the OS page cache only.")));
 	proc_exit(0);
 }

@@ -1,6 +1,7 @@
 # bgw_prefetch.read_into = shared_buffers: a slowed VACUUM is served by a
 # buffer loader that reads the planned blocks into shared buffers ahead of
-# it, never more than bgw_prefetch.shared_buffers_cap ahead; and the loader
+# it, never more than bgw_prefetch.shared_buffers_cap ahead, in short
+# transactions; VACUUM prunes as much as without it; and the loader
 # never stands in anyone's way: DROP TABLE, TRUNCATE, VACUUM FULL and DROP
 # DATABASE issued while it loads make it let go at once, and no buffer of
 # the old files survives them.
@@ -81,9 +82,14 @@ my $reads_before = $node->safe_psql('postgres',
 my ($s, $vacuum_pid) =
   start_slow($node, 'postgres', 'VACUUM (DISABLE_PAGE_SKIPPING) sb', '10ms', 10);
 
-my ($samples, $ahead_max, $ahead_seen) = (0, 0, 0);
+my ($samples, $ahead_max, $ahead_seen, $xact_age_max) = (0, 0, 0, 0);
 while (1)
 {
+	# the loader's transaction is a short one, however long the scan
+	my $xact_age = $node->safe_psql('postgres',
+		"SELECT coalesce(max(extract(epoch FROM clock_timestamp() - xact_start)), 0)
+		   FROM pg_stat_activity WHERE backend_type = 'bgw_prefetch buffer loader'");
+	$xact_age_max = $xact_age if $xact_age > $xact_age_max;
 	# sb's own scan: the VACUUM goes on to sb's TOAST table, whose scan
 	# shows with heap_blks_scanned 0 while sb's blocks are all buffered
 	my $running = $node->safe_psql('postgres',
@@ -114,6 +120,8 @@ cmp_ok($ahead_seen, '>=', 2,
 	"blocks of the table were in shared buffers ahead of the scan ($ahead_seen samples)");
 cmp_ok($ahead_max, '<=', $cap_blocks,
 	"never more than the cap ($cap_blocks blocks) ahead of the scan (at most $ahead_max)");
+cmp_ok($xact_age_max, '<', 2,
+	"the loader's transactions were short (the oldest seen: $xact_age_max s)");
 ok( $node->poll_query_until(
 		'postgres',
 		"SELECT scans = 1 AND blocks_loaded > 4000 AND loader_aborts = 0
@@ -125,6 +133,44 @@ cmp_ok($vacuum_reads, '<', 4000,
 	"the VACUUM found most of the 8000 blocks in shared buffers ($vacuum_reads read)");
 ok($node->poll_query_until('postgres', 'SELECT ' . loader_running_sql() . ' = 0'),
 	'the loader exits with the scan');
+
+# ---- VACUUM prunes as much with the loader as without ----
+
+# Two equal tables with a dead row on every block; one VACUUM (VERBOSE)
+# each, served into shared buffers and into the OS cache only.  A pin of
+# the loader's met by VACUUM's cleanup lock would leave that block to
+# lazy_scan_noprune(), which removes nothing.
+my %removed;
+foreach my $t ('prune_os', 'prune_sb')
+{
+	create_frozen_table($node, 'postgres', $t, 64000);
+	$node->safe_psql('postgres', "DELETE FROM $t WHERE id % 8 = 0");
+}
+$node->restart;
+foreach my $t ('prune_os', 'prune_sb')
+{
+	my $read_into = $t eq 'prune_sb' ? 'shared_buffers' : 'os_cache';
+	$node->safe_psql('postgres', "ALTER SYSTEM SET bgw_prefetch.read_into = $read_into");
+	$node->reload;
+	$node->poll_query_until('postgres', "SELECT current_setting('bgw_prefetch.read_into') = '$read_into'");
+	my ($stdout, $stderr);
+	$node->psql(
+		'postgres',
+		"SET vacuum_cost_delay = '2ms'; SET vacuum_cost_limit = 100; VACUUM (VERBOSE) $t",
+		stdout => \$stdout,
+		stderr => \$stderr,
+		on_error_die => 1);
+	($removed{$t}) = $stderr =~ /tuples: (\d+) removed/
+	  or die "no tuples line in: $stderr";
+}
+is($removed{prune_sb}, $removed{prune_os},
+	"VACUUM served into shared buffers removes as many tuples ($removed{prune_sb}) as into the OS cache");
+is($removed{prune_os}, 8000, 'and that is every dead row');
+ok( $node->poll_query_until(
+		'postgres',
+		"SELECT blocks_loaded > 0 FROM pg_stat_prefetch
+		  WHERE relid = 'prune_sb'::regclass AND command = 'vacuum'"),
+	'the loader served that VACUUM');
 
 # ---- DDL issued while the loader holds its lock ----
 
