@@ -50,27 +50,12 @@
 #include "analyze_plan.h"
 
 /*
- * Defaults, from measurements on the project's machines (cold cache, 8 kB
- * blocks):
- *
- * seq: sequential buffered reads ran at 550-900 MB/s; the midpoint,
- * 725 MB/s, is 8192 / 725e6 s = 11.3 us per block.  (Reading a cold
- * 60,000-block file with cat took 0.52 s, 8.7 us per block: the model
- * errs on the side of not streaming.)
- *
- * random: ANALYZE of a 258,621-block table at 11.6 % density (30,000
- * sampled blocks, 8.6 blocks apart on average) took 1.0-1.4 s cold and
- * 0.40 s cached; the midpoint leaves (1.2 - 0.40) s / 30,000 = 26.7 us of
- * I/O per sampled block.  (A 60,000-block table at 50 % gave
- * (1.43-1.76 s - 0.48 s) / 30,000 = 32-43 us with core's fadvise prefetch,
- * so this default is the lower, conservative figure.  The 74k-105k IOPS
- * that io_uring reaches on sorted random reads do not apply: the
- * prefetcher cannot issue the consumer's reads, not knowing the picks.)
- *
- * Hence streaming pays above a density of 11.3 / 26.7 = 0.42, and is done
- * above 0.42 / (1 - 0.10) = 0.47: the 50 % table streams (the model
- * expects 60,000 * 11.3 us = 0.68 s instead of 30,000 * 26.7 us = 0.80 s),
- * the 11.6 % table does not (2.9 s instead of 0.80 s).
+ * Defaults, until a calibration of the tablespace replaces them, measured
+ * cold on the project's machines (bench/results/analyze_*.md): sequential
+ * reads at 725 MB/s (11.3 us a block), and 26.7 us of I/O per block of a
+ * sparse sample (ANALYZE's cold time less its cached time, per sampled
+ * block).  Streaming then pays above a density of 11.3 / 26.7 = 0.42, and
+ * is chosen above 0.47 (ANALYZE_STREAM_MIN_GAIN: a 10 % gain at least).
  */
 #define BLCKSZ_BYTES 8192.0
 #define MEASURED_SEQ_BYTES_PER_S 725e6

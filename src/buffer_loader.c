@@ -80,10 +80,7 @@
 /*
  * Blocks just ahead of the scan that the loader leaves to it: the scan gets
  * there before the loader would have read them, and would wait for the
- * loader's read of the very block it needs (IPC:BufferIO).  Measured on a
- * busy machine: with no margin, and the position as the monitor last
- * published it (up to one monitor step old), 51 % of the samples of a
- * VACUUM at 5 % dirty were in that wait.
+ * loader's read of the very block it needs (IPC:BufferIO).
  */
 #define LOADER_MARGIN_BLOCKS BGWP_MAX_READ_BLOCKS
 
