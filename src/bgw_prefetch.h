@@ -96,7 +96,8 @@ typedef struct ScanReport
 								 * the block it was followed from */
 	int64		blocks_read;	/* VACUUM: pages scanned; ANALYZE: sampled */
 	int64		blocks_skipped; /* VACUUM: skipped by the visibility map */
-	int64		read_time_us;	/* sampled waits on data file reads */
+	int64		read_time_us;	/* time reading data files */
+	bool		read_time_sampled;	/* ... estimated from wait events */
 	int64		cost_delay_us;	/* sampled sleeps in the cost-based delay */
 	int64		cost_limited_us;	/* reads ahead limited: the scan was
 									 * cost-limited */

@@ -52,8 +52,9 @@ log_scan(const PrefetchTarget *t)
 		appendStringInfo(&buf, "\nblocks: %lld sampled", (long long) r->blocks_read);
 	appendStringInfo(&buf, "\navg read rate: %.3f MB/s",
 					 r->total_time_us > 0 ? blocks_mb_per_s(r->blocks_read, r->total_time_us) : 0.0);
-	appendStringInfo(&buf, "\nI/O timings: read: %.3f ms (sampled)",
-					 r->read_time_us / 1000.0);
+	appendStringInfo(&buf, "\nI/O timings: read: %.3f ms%s",
+					 r->read_time_us / 1000.0,
+					 r->read_time_sampled ? " (sampled)" : "");
 	if (r->cost_delay_us > 0)
 		appendStringInfo(&buf, "\ncost delay: %.3f s (sampled), cost-limited for %.3f s",
 						 r->cost_delay_us / 1000000.0,

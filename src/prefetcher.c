@@ -303,16 +303,18 @@ whole_scan_counted(const PrefetchTarget *t)
  * only from a later block, whose other figures start there too.
  */
 static int64
-scan_read_time(const PrefetchTarget *t)
+scan_read_time(const PrefetchTarget *t, bool *sampled)
 {
 	int64		reads;
 	int64		read_time_us;
 
+	*sampled = false;
 	if (whole_scan_counted(t) &&
 		backend_reads_of(t->obs.slot, t->obs.pid, t->first_seen,
 						 &reads, &read_time_us) == BACKEND_READS_FOUND &&
 		reads > 0 && read_time_us > 0)
 		return read_time_us;
+	*sampled = true;
 	return t->read_wait_us;
 }
 
@@ -623,7 +625,7 @@ finish_target(PrefetchTarget *t, TimestampTz now)
 	r->prefetched = t->prefetched;
 	if (!t->prefetched)
 		strlcpy(r->watched_reason, t->why_not, sizeof(r->watched_reason));
-	r->read_time_us = scan_read_time(t);
+	r->read_time_us = scan_read_time(t, &r->read_time_sampled);
 	r->cost_delay_us = t->cost_delay_wait_us;
 	set_cost_limited(t, false, end);	/* adds the time until the end */
 	r->total_time_us = t->command_start != 0 ? Max(end - t->command_start, 0) : 0;
