@@ -230,7 +230,8 @@ backend_reads_of(int slot_no, int pid, TimestampTz at, int64 *reads,
 
 			if (rec->begin <= at && at <= rec->end)
 			{
-				result = rec->committed ? BACKEND_READS_FOUND : BACKEND_READS_ABORTED;
+				result = rec->committed ?
+					BACKEND_READS_FOUND : BACKEND_READS_ABORTED;
 				*reads = rec->reads;
 				*read_time_us = rec->read_time_us;
 				break;

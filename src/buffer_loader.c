@@ -40,8 +40,9 @@
  * bounds how many it holds ahead of the scans.  It pins one block at a
  * time, for the copy, and leaves the blocks just ahead of a VACUUM to it,
  * so that VACUUM's ConditionalLockBufferForCleanup() does not meet its pin
- * (which would send a non-aggressive VACUUM to lazy_scan_noprune()).  It holds no snapshot (so it holds back no VACUUM), no
- * relcache reference (blocks are read by file, as recovery does) and exits
+ * (which would send a non-aggressive VACUUM to lazy_scan_noprune()).
+ *
+ * It holds no snapshot (so it holds back no VACUUM), no relcache reference (blocks are read by file, as recovery does) and exits
  * as soon as the monitor's target ends.  An ERROR ends the worker with a log
  * line; the rest of the scan is then pre-read into the OS cache only, and
  * the scan counts as a loader abort.

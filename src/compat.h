@@ -212,8 +212,10 @@ bgwp_rel_path(BgwpRelFile rf, ForkNumber forknum)
  */
 #if PG_VERSION_NUM >= 180000
 #define BGWP_WAIT_IS_DATA_READ(w) \
-	((w) == WAIT_EVENT_DATA_FILE_READ || (w) == WAIT_EVENT_AIO_IO_COMPLETION || \
-	 (w) == WAIT_EVENT_AIO_IO_URING_SUBMIT || (w) == WAIT_EVENT_AIO_IO_URING_EXECUTION)
+	((w) == WAIT_EVENT_DATA_FILE_READ || \
+	 (w) == WAIT_EVENT_AIO_IO_COMPLETION || \
+	 (w) == WAIT_EVENT_AIO_IO_URING_SUBMIT || \
+	 (w) == WAIT_EVENT_AIO_IO_URING_EXECUTION)
 #else
 #define BGWP_WAIT_IS_DATA_READ(w)	((w) == WAIT_EVENT_DATA_FILE_READ)
 #endif

@@ -293,6 +293,14 @@ whole_scan_counted(const PrefetchTarget *t)
 	return t->obs.command == PREFETCH_CMD_ANALYZE || t->report.joined_block < 0;
 }
 
+/* What the scan's backend published for the transaction it was seen in. */
+static BackendReadsResult
+published_reads(const PrefetchTarget *t, int64 *reads, int64 *read_time_us)
+{
+	return backend_reads_of(t->obs.slot, t->obs.pid, t->first_seen,
+							reads, read_time_us);
+}
+
 /*
  * The scan's read time.  The figure its backend published for the
  * transaction that processed the relation (backend_reads.c): exactly what
@@ -310,8 +318,7 @@ scan_read_time(const PrefetchTarget *t, bool *sampled)
 
 	*sampled = false;
 	if (whole_scan_counted(t) &&
-		backend_reads_of(t->obs.slot, t->obs.pid, t->first_seen,
-						 &reads, &read_time_us) == BACKEND_READS_FOUND &&
+		published_reads(t, &reads, &read_time_us) == BACKEND_READS_FOUND &&
 		reads > 0 && read_time_us > 0)
 		return read_time_us;
 	*sampled = true;
@@ -332,8 +339,7 @@ scan_reads_settled(const PrefetchTarget *t, TimestampTz now)
 
 	if (t->command_start == 0 || t->abandoned || !whole_scan_counted(t))
 		return true;
-	if (backend_reads_of(t->obs.slot, t->obs.pid, t->first_seen,
-						 &reads, &read_time_us) != BACKEND_READS_PENDING)
+	if (published_reads(t, &reads, &read_time_us) != BACKEND_READS_PENDING)
 		return true;
 	if (t->proc == NULL || t->proc->pid != t->obs.pid)
 		return true;
