@@ -6,7 +6,7 @@ OBJS = \
 	src/guc.o \
 	src/stats.o \
 	src/monitor.o \
-	src/targets.o \
+	src/backends.o \
 	src/resolver.o \
 	src/resolve_relation.o \
 	src/announce.o \

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# bench/clog_writer.sh: the CLOG writer off vs on, alternated in one run.
+# bench/clog_writer.sh: the CLOG writer off vs on (and auto), alternated in
+# one run.
 #
 #   sudo bash bench/clog_writer.sh        (or as any user that can run initdb)
 #
 # Needs bgw_prefetch installed ("make install").  Starts a private cluster
 # (as the "postgres" user when run as root) in a temporary directory, runs
-# the workload below in windows alternating bgw_prefetch.clog_writer off and
-# on (switched by reload), prints one line per window and a summary per
+# the workload below in windows alternating the bgw_prefetch.clog_writer
+# settings of MODES (switched by reload), prints one line per window and a summary per
 # setting, then stops the cluster and removes the directory (KEEP=1 keeps
 # it, with the pgbench logs).
 #
@@ -31,7 +32,8 @@
 # pages_written; checkpoints are kept out of the windows (the checkpointer's
 # SLRU counts only reach pg_stat_slru when it exits anyway).
 #
-# Settings (environment): PAIRS (off/on pairs, default 3), SECS (seconds
+# Settings (environment): MODES (the settings compared, "off on"; e.g.
+# "off on auto"), PAIRS (rounds of MODES, default 3), SECS (seconds
 # per window, 30), WARMUP (seconds, 10), SHARED_BUFFERS (16MB: 4 CLOG
 # buffers on 15; 128MB gives 32, 1GB 128), SYNC_COMMIT (off), ROWS
 # (600000; the CLOG pages of old xids the readers touch are ROWS / 32768),
@@ -50,6 +52,7 @@ set -euo pipefail
 # shellcheck source=../scripts/lib.sh
 . "$(dirname "$0")/../scripts/lib.sh"
 
+MODES=${MODES:-off on}
 PAIRS=${PAIRS:-3}
 SECS=${SECS:-30}
 WARMUP=${WARMUP:-10}
@@ -153,20 +156,28 @@ wait_for() {
 
 set_writer() {
 	sql -c "ALTER SYSTEM SET bgw_prefetch.clog_writer = $1" -c 'SELECT pg_reload_conf()' >/dev/null
-	if [ "$1" = on ]; then
-		wait_for "SELECT status IN ('writing', 'idle') FROM pg_stat_prefetch_clog"
-	else
-		wait_for "SELECT status = 'off' FROM pg_stat_prefetch_clog"
-	fi
+	case $1 in
+		on) wait_for "SELECT status IN ('writing', 'idle') FROM pg_stat_prefetch_clog" ;;
+		auto) wait_for "SELECT status IN ('writing', 'idle', 'standby') FROM pg_stat_prefetch_clog" ;;
+		*) wait_for "SELECT status = 'off' FROM pg_stat_prefetch_clog" ;;
+	esac
 }
 
 # SLRU writes, writer pages, writer ms, next xid, writer rounds, WAL syncs
 # (pg_stat_wal): once the clients are gone
 # (backends flush their statistics on exit) and, when on, the writer is
-# idle (it flushes its statistics before saying so).
+# idle (it flushes its statistics before saying so); auto standing by has
+# flushed them once it has looked four times since (two idle rounds make it
+# hibernate, and it flushes before it does).
 counters() {
+	local rounds
 	wait_for "SELECT count(*) = 0 FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()"
-	[ "$1" = on ] && wait_for "SELECT status = 'idle' FROM pg_stat_prefetch_clog"
+	case $1 in
+		on) wait_for "SELECT status = 'idle' FROM pg_stat_prefetch_clog" ;;
+		auto)
+			rounds=$(sql -c 'SELECT rounds FROM pg_stat_prefetch_clog')
+			wait_for "SELECT status = 'idle' OR (status = 'standby' AND rounds >= $rounds + 4) FROM pg_stat_prefetch_clog" ;;
+	esac
 	sql -F ' ' -c "SELECT (SELECT blks_written FROM pg_stat_slru WHERE name = '$SLRU_NAME'),
 	                      pages_written, round(write_time::numeric, 1),
 	                      pg_snapshot_xmax(pg_current_snapshot()), rounds,
@@ -174,7 +185,7 @@ counters() {
 	                 FROM pg_stat_prefetch_clog"
 }
 
-# window NAME on|off SECONDS: run the workload, print one result line
+# window NAME MODE SECONDS: run the workload, print one result line
 window() {
 	local name=$1 mode=$2 secs=$3
 	local before after tps throttle=()
@@ -222,26 +233,30 @@ window warmup on "$WARMUP" >/dev/null
 pg rm -f "$WORK/windows.txt"
 rm -f "$LOGS"/warmup.*
 
-bgwp_log "PostgreSQL $PG, $PAIRS x (off, on), $SECS s each: shared_buffers $SHARED_BUFFERS, synchronous_commit $SYNC_COMMIT, $WRITERS writers${WRITE_RATE:+ at $WRITE_RATE tps}, $READERS readers at $READ_RATE lookups/s, delay $DELAY"
+bgwp_log "PostgreSQL $PG, $PAIRS x ($MODES), $SECS s each: shared_buffers $SHARED_BUFFERS, synchronous_commit $SYNC_COMMIT, $WRITERS writers${WRITE_RATE:+ at $WRITE_RATE tps}, $READERS readers at $READ_RATE lookups/s, delay $DELAY"
 printf '%-8s %-4s %9s %7s %8s %8s %9s %7s %10s %9s\n' window mode xids pages backend writer writer_ms rounds write_tps wal_syncs
 for i in $(seq 1 "$PAIRS"); do
-	window "off$i" off "$SECS"
-	window "on$i" on "$SECS"
+	for mode in $MODES; do
+		window "$mode$i" "$mode" "$SECS"
+	done
 done
 
 echo
 echo "summary (sums over windows; tps: mean of windows; latency in ms: p50 p99 p99.9 max,"
 echo "         without the -R schedule lag)"
-for mode in off on; do
+for mode in $MODES; do
 	awk -v m="$mode" -v secs="$SECS" '$2 == m { x += $3; b += $5; w += $6; t += $9; s += $10; n++ }
 		END { printf "%-4s xids %d  backend CLOG writes %d  writer writes %d  write tps %.0f  WAL syncs/s %.1f\n", m, x, b, w, t / n, s / (n * secs) }' \
 		"$WORK/windows.txt"
 	echo "     write latency: $(latency "$LOGS"/"$mode"[0-9]*.write.[0-9]*)"
 	echo "     read latency:  $(latency "$LOGS"/"$mode"[0-9]*.read.[0-9]*)"
 done
-awk '{ b[$2] += $5; t[$2] += $9; n[$2]++ }
-	END {
-		if (b["off"] > 0)
-			printf "backend CLOG writes reduced by %.1f %%\n", 100 * (1 - b["on"] / b["off"])
-		printf "write tps on / off: %.3f\n", (t["on"] / n["on"]) / (t["off"] / n["off"])
-	}' "$WORK/windows.txt"
+for mode in $MODES; do
+	[ "$mode" = off ] && continue
+	awk -v m="$mode" '{ b[$2] += $5; t[$2] += $9; n[$2]++ }
+		END {
+			if (b["off"] > 0)
+				printf "%s: backend CLOG writes reduced by %.1f %%\n", m, 100 * (1 - b[m] / b["off"])
+			printf "%s: write tps %s / off: %.3f\n", m, m, (t[m] / n[m]) / (t["off"] / n["off"])
+		}' "$WORK/windows.txt"
+done

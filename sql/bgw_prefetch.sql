@@ -42,7 +42,7 @@ BEGIN
                                        'bgw_prefetch clog writer')) = 2
           AND (SELECT monitor_pid IS NOT NULL AND io_method <> 'none'
                  FROM bgw_prefetch_status())
-          AND (SELECT status IN ('writing', 'idle') FROM pg_stat_prefetch_clog);
+          AND (SELECT status IN ('writing', 'idle', 'standby') FROM pg_stat_prefetch_clog);
     PERFORM pg_sleep(0.1);
   END LOOP;
 END
@@ -89,12 +89,12 @@ SELECT * FROM pg_stat_prefetch_activity;
 -- The CLOG writer's view: one row, read under the writer's lock, so its
 -- counters agree: pages are written in rounds, only written pages take
 -- write time, and there is a last write exactly when a page was written.
--- The writer runs on this primary: writing or idle.
+-- The writer runs on this primary: writing, idle or standing by (auto).
 SELECT (pages_written > 0) <= (rounds > 0) AS pages_in_rounds,
        (write_time > 0) <= (pages_written > 0) AS time_only_with_pages,
        (last_write IS NOT NULL) = (pages_written > 0) AS last_write_iff_pages,
        stats_reset <= now() AS stats_reset_ok,
-       status IN ('writing', 'idle') AS writer_runs
+       status IN ('writing', 'idle', 'standby') AS writer_runs
   FROM pg_stat_prefetch_clog;
 
 -- Reset: pg_stat_prefetch empties, and the reset time moves forward for

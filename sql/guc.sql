@@ -46,6 +46,7 @@ SHOW bgw_prefetch.foo;
 -- Bad values are refused by ALTER SYSTEM, with the reason.
 ALTER SYSTEM SET bgw_prefetch.targets = 'bogus';
 ALTER SYSTEM SET bgw_prefetch.io_method = 'aio';
+ALTER SYSTEM SET bgw_prefetch.clog_writer = 'sometimes';
 ALTER SYSTEM SET bgw_prefetch.naptime = '0';
 ALTER SYSTEM SET bgw_prefetch.max_distance = -1;
 ALTER SYSTEM SET bgw_prefetch.min_relation_size = -1;

@@ -59,7 +59,7 @@
 #include "compat.h"
 #include "resolver.h"
 #include "resolver_internal.h"
-#include "targets.h"
+#include "backends.h"
 /*
  * At most this many relations of one statement are resolved in advance
  * (a relation and its TOAST table count as two): the lookups run in the
@@ -89,7 +89,7 @@ announce_relation(Oid relid, PrefetchCommand command, const VacuumOptions *opts,
 	req.command = command;
 	req.backend_pid = MyProcPid;
 	resolve_relation(&req, opts, &res);
-	if (res.skip_reason[0] != '\0')
+	if (res.watched_reason[0] != '\0')
 		return;
 
 	LWLockAcquire(resolver_shared->lock, LW_EXCLUSIVE);
@@ -170,7 +170,7 @@ announce_statement_relations(const VacuumStmt *stmt, bool do_vacuum,
 			 * once -- unless SKIP_LOCKED may pass it by: then each is read
 			 * only once its scan shows.
 			 */
-			if (!opts->skip_main)
+			if (opts->process_main)
 			{
 				if (announced >= MAX_ANNOUNCED_PER_STATEMENT)
 					return;
@@ -179,13 +179,13 @@ announce_statement_relations(const VacuumStmt *stmt, bool do_vacuum,
 				announced++;
 				previous = relid;
 			}
-			if (OidIsValid(toastrelid) && !opts->skip_toast)
+			if (OidIsValid(toastrelid) && opts->process_toast)
 			{
 				if (announced >= MAX_ANNOUNCED_PER_STATEMENT)
 					return;
 				announce_relation(toastrelid, PREFETCH_CMD_VACUUM, opts,
 								  announced == 0 && !opts->skip_locked,
-								  opts->skip_main ? previous : relid);
+								  opts->process_main ? relid : previous);
 				announced++;
 				previous = toastrelid;
 			}

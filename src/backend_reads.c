@@ -74,7 +74,7 @@ typedef struct BackendReadsSlot
 	XactReads	ring[XACT_READS_RING];
 } BackendReadsSlot;
 
-/* One slot per backend status slot (targets.c's slot numbers). */
+/* One slot per backend status slot (backends.c's slot numbers). */
 static BackendReadsSlot *backend_reads_slots = NULL;
 
 /*

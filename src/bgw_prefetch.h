@@ -33,10 +33,18 @@ typedef enum PrefetchReadInto
 	PREFETCH_READ_INTO_SHARED_BUFFERS	/* also loaded by buffer_loader.c */
 } PrefetchReadInto;
 
+/* bgw_prefetch.clog_writer */
+typedef enum ClogWriterMode
+{
+	CLOG_WRITER_MODE_OFF,
+	CLOG_WRITER_MODE_ON,		/* write dirty pages always */
+	CLOG_WRITER_MODE_AUTO		/* only while others evict dirty pages */
+} ClogWriterMode;
+
 extern bool bgwp_enabled;
 extern bool bgwp_vacuum;
 extern bool bgwp_analyze;
-extern bool bgwp_clog_writer;
+extern int	bgwp_clog_writer;		/* ClogWriterMode */
 extern int	bgwp_targets;
 extern int	bgwp_min_relation_size; /* in blocks */
 extern int	bgwp_naptime;			/* ms */

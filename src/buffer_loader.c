@@ -71,7 +71,7 @@
 #include "utils/wait_event.h"
 
 #include "buffer_loader.h"
-#include "targets.h"
+#include "backends.h"
 
 /* Ranges queued per loader (each up to BGWP_MAX_READ_BLOCKS blocks). */
 #define LOADER_QUEUE_SIZE 64
@@ -199,7 +199,7 @@ loader_shmem_startup(void)
  * then stays os_cache).
  */
 bool
-loader_start(int slot, const TargetObservation *scan, const BgwpRelFile *relfile)
+loader_start(int slot, const ScanObservation *scan, const BgwpRelFile *relfile)
 {
 	LoaderSlot *s = &loader_shared->slots[slot];
 	uint32		generation;
@@ -294,7 +294,7 @@ loader_offer(int slot, BlockNumber start, uint16 nblocks)
 	return queued;
 }
 
-/* Tell the loader where the scan is: it skips blocks the scan passed. */
+/* Tell the loader where the scan is: it leaves out blocks the scan passed. */
 void
 loader_set_consumer(int slot, int64 consumer)
 {
@@ -464,10 +464,10 @@ loader_must_let_go(const LoaderJob *job)
 static int64
 scan_position(const LoaderJob *job, int64 published)
 {
-	TargetObservation obs;
+	ScanObservation obs;
 
 	if (job->follow_vacuum &&
-		targets_observe(job->backend_slot, job->backend_pid, &obs) == OBSERVE_WATCHED &&
+		backends_observe(job->backend_slot, job->backend_pid, &obs) == OBSERVE_RUNNING &&
 		obs.relid == job->relid)
 		return Max(published, obs.position);
 	return published;
@@ -604,7 +604,7 @@ bgwp_loader_main(Datum main_arg)
 	job.follow_vacuum = job.slot->follow_vacuum;
 	SpinLockRelease(&job.slot->mutex);
 	if (job.follow_vacuum)
-		targets_attach();
+		backends_attach();
 
 	BackgroundWorkerInitializeConnectionByOid(job.dbid, InvalidOid,
 											  BGWORKER_BYPASS_ALLOWCONN);

@@ -10,7 +10,7 @@
 
 #include "bgw_prefetch.h"
 #include "compat.h"
-#include "targets.h"
+#include "backends.h"
 
 /* What a loader did, collected when its target ends. */
 typedef struct LoaderOutcome
@@ -23,7 +23,7 @@ extern Size loader_shmem_size(void);
 extern void loader_shmem_startup(void);	/* under AddinShmemInitLock */
 
 /* Monitor side; slot is the target's index, < BGWP_MAX_TARGETS. */
-extern bool loader_start(int slot, const TargetObservation *scan,
+extern bool loader_start(int slot, const ScanObservation *scan,
 						 const BgwpRelFile *relfile);
 extern bool loader_accepting(int slot);
 extern bool loader_offer(int slot, BlockNumber start, uint16 nblocks);

@@ -24,6 +24,13 @@
  * after promotion.  When there is nothing to do and no transaction ids are
  * being consumed it hibernates, like the bgwriter.
  *
+ * With bgw_prefetch.clog_writer = auto (the default) it writes only while
+ * it helps: where the CLOG buffers hold every page in use, nobody evicts a
+ * dirty page and writing them early would only add writes and WAL flushes.
+ * So it first only looks, and starts writing when it sees a dirty page
+ * evicted (clog_writer_evictions()), for CLOG_WRITER_AUTO_HOLD_MS after the
+ * last eviction that needed, or would have needed, a write.
+ *
  * The worker connects to no database: it needs only shared memory, but a
  * connection-less worker has no entry in pg_stat_activity, so it asks for
  * the same "shared catalogs only" connection the logical replication
@@ -93,6 +100,7 @@
 #define CLOG_WRITER_PEAK_HALF_LIFE_MS	1000.0
 #define CLOG_WRITER_FOLLOWUP_MS		10
 #define CLOG_WRITER_IDLE_ROUNDS		2
+#define CLOG_WRITER_AUTO_HOLD_MS	60000
 #define HIBERNATE_FACTOR			50
 #define MAX_HIBERNATE_MS			1000
 
@@ -102,6 +110,7 @@ typedef enum ClogWriterState
 	CLOG_WRITER_NOT_RUNNING,	/* no writer process attached */
 	CLOG_WRITER_WRITING,		/* enabled, polling at clog_writer_delay */
 	CLOG_WRITER_IDLE,			/* enabled, hibernating: nothing to do */
+	CLOG_WRITER_STANDBY,		/* auto: no dirty page evicted lately */
 	CLOG_WRITER_RECOVERY,		/* server in recovery: never writes */
 	CLOG_WRITER_OFF,			/* turned off by configuration */
 	CLOG_WRITER_DISABLED		/* CLOG shared memory not as expected */
@@ -121,7 +130,7 @@ typedef struct ClogWriterShared
 	char		disabled_reason[CLOG_WRITER_REASON_LEN];
 	int64		pages_written;
 	double		write_time;		/* ms spent in SimpleLruWritePage */
-	int64		rounds;			/* rounds that looked for dirty pages */
+	int64		rounds;			/* looks at the CLOG buffers, writing or not */
 	TimestampTz last_write;		/* 0 = never */
 	TimestampTz stats_reset;
 } ClogWriterShared;
@@ -144,6 +153,17 @@ static const char *cw_disabled_reason = NULL;
 /* Per-slot page number written in the current round (-1: none). */
 static BgwpSlruPageNo *cw_written_page = NULL;
 
+/*
+ * What each slot held at the last look (-1: nothing), and whether that
+ * page was dirty, being written or written by us then: its eviction since
+ * needed a write, or would have without us (clog_writer_evictions()).
+ */
+static BgwpSlruPageNo *cw_seen_page = NULL;
+static bool *cw_seen_dirty = NULL;
+
+/* auto: write until then (0: not since the writer started) */
+static TimestampTz cw_write_until = 0;
+
 /* Our last published state (the writer is the only one to publish). */
 static ClogWriterState cw_state = CLOG_WRITER_NOT_RUNNING;
 
@@ -158,6 +178,7 @@ static const char *clog_writer_attach(void);
 static bool clog_writer_work_pending(int first, int last);
 static int	clog_writer_select_victim(int first, int last);
 static int	clog_writer_round(void);
+static int	clog_writer_evictions(void);
 static long clog_writer_hibernate_ms(void);
 static void clog_writer_pace_reset(void);
 static long clog_writer_pace(int written, bool *hibernate);
@@ -330,6 +351,15 @@ clog_writer_attach(void)
 
 	cw_written_page = MemoryContextAlloc(TopMemoryContext,
 										 nslots * sizeof(BgwpSlruPageNo));
+	cw_seen_page = MemoryContextAlloc(TopMemoryContext,
+									  nslots * sizeof(BgwpSlruPageNo));
+	cw_seen_dirty = MemoryContextAllocZero(TopMemoryContext,
+										   nslots * sizeof(bool));
+	for (int slotno = 0; slotno < nslots; slotno++)
+	{
+		cw_written_page[slotno] = -1;
+		cw_seen_page[slotno] = -1;
+	}
 
 	return NULL;
 }
@@ -419,9 +449,6 @@ clog_writer_round(void)
 
 	INSTR_TIME_SET_ZERO(elapsed);
 
-	for (int slotno = 0; slotno < shared->num_slots; slotno++)
-		cw_written_page[slotno] = -1;
-
 	for (int first = 0; first < shared->num_slots; first += group)
 	{
 		int			last = Min(first + group, shared->num_slots);
@@ -455,18 +482,59 @@ clog_writer_round(void)
 		LWLockRelease(lock);
 	}
 
-	now = written > 0 ? GetCurrentTimestamp() : 0;
-	SpinLockAcquire(&cw_shared->mutex);
-	cw_shared->rounds++;
 	if (written > 0)
 	{
+		now = GetCurrentTimestamp();
+		SpinLockAcquire(&cw_shared->mutex);
 		cw_shared->pages_written += written;
 		cw_shared->write_time += INSTR_TIME_GET_MILLISEC(elapsed);
 		cw_shared->last_write = now;
+		SpinLockRelease(&cw_shared->mutex);
 	}
-	SpinLockRelease(&cw_shared->mutex);
 
 	return written;
+}
+
+/*
+ * How many dirty pages were evicted since the last look: slots that then
+ * held a page that was dirty, being written or just written by us, and
+ * now hold another.  Whoever evicted such a page had to write it first,
+ * unless we had (or the checkpointer had, since: a rare false alarm, which
+ * costs only some early writes).  Then remember what each slot holds for
+ * the next look.  A peek without the lock, like clog_writer_work_pending():
+ * a torn or stale view only delays or advances the writer's start.  Must
+ * follow the round, if any: it reads the pages the round wrote.  Counts a
+ * round in the statistics, writing or not.
+ */
+static int
+clog_writer_evictions(void)
+{
+	SlruShared	shared = ClogCtl->shared;
+	int			evicted = 0;
+
+	for (int slotno = 0; slotno < shared->num_slots; slotno++)
+	{
+		SlruPageStatus status = shared->page_status[slotno];
+		BgwpSlruPageNo pageno = shared->page_number[slotno];
+
+		if (status == SLRU_PAGE_EMPTY)
+			pageno = -1;
+		if (cw_seen_dirty[slotno] && pageno != cw_seen_page[slotno])
+			evicted++;
+
+		cw_seen_page[slotno] = pageno;
+		cw_seen_dirty[slotno] = pageno >= 0 &&
+			(shared->page_dirty[slotno] ||
+			 status == SLRU_PAGE_WRITE_IN_PROGRESS ||
+			 cw_written_page[slotno] == pageno);
+		cw_written_page[slotno] = -1;
+	}
+
+	SpinLockAcquire(&cw_shared->mutex);
+	cw_shared->rounds++;
+	SpinLockRelease(&cw_shared->mutex);
+
+	return evicted;
 }
 
 /*
@@ -670,7 +738,7 @@ bgwp_clog_writer_main(Datum main_arg)
 			break;
 		}
 
-		if (!bgwp_enabled || !bgwp_clog_writer)
+		if (!bgwp_enabled || bgwp_clog_writer == CLOG_WRITER_MODE_OFF)
 		{
 			/* turned off: sleep until a reload sets our latch */
 			state = CLOG_WRITER_OFF;
@@ -685,18 +753,41 @@ bgwp_clog_writer_main(Datum main_arg)
 		}
 		else
 		{
-			int			written;
+			int			written = 0;
+			bool		writing = true;
+
+			if (bgwp_clog_writer == CLOG_WRITER_MODE_AUTO)
+				writing = GetCurrentTimestamp() < cw_write_until;
 
 			/*
 			 * Say so before writing, in case the round fails; but not when
 			 * waking from hibernation ("idle" promises flushed statistics).
 			 */
-			if (cw_state != CLOG_WRITER_IDLE)
+			if (writing && cw_state != CLOG_WRITER_IDLE)
 				clog_writer_set_state(CLOG_WRITER_WRITING);
-			written = clog_writer_round();
+			if (writing)
+				written = clog_writer_round();
+
+			/* auto: write from now on, if a dirty page had to be evicted */
+			if (clog_writer_evictions() > 0 &&
+				bgwp_clog_writer == CLOG_WRITER_MODE_AUTO)
+			{
+				cw_write_until =
+					TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+												CLOG_WRITER_AUTO_HOLD_MS);
+				if (!writing)
+				{
+					/* auto, until now standing by: write at once */
+					clog_writer_set_state(CLOG_WRITER_WRITING);
+					continue;
+				}
+			}
 
 			timeout = clog_writer_pace(written, &long_sleep);
-			state = long_sleep ? CLOG_WRITER_IDLE : CLOG_WRITER_WRITING;
+			if (!writing)
+				state = CLOG_WRITER_STANDBY;
+			else
+				state = long_sleep ? CLOG_WRITER_IDLE : CLOG_WRITER_WRITING;
 		}
 
 		/*
@@ -751,6 +842,9 @@ bgw_prefetch_clog_stats(PG_FUNCTION_ARGS)
 			break;
 		case CLOG_WRITER_IDLE:
 			status = "idle";
+			break;
+		case CLOG_WRITER_STANDBY:
+			status = "standby";
 			break;
 		case CLOG_WRITER_RECOVERY:
 			status = "recovery";

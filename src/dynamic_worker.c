@@ -28,7 +28,7 @@
 #include "utils/memutils.h"
 
 #include "bgw_prefetch.h"
-#include "targets.h"
+#include "backends.h"
 
 /*
  * The slots of max_worker_processes this library leaves free for parallel
@@ -60,7 +60,7 @@ bgwp_start_dynamic_worker(const char *function, const char *type,
 	MemoryContext oldcontext;
 	bool		registered;
 
-	if (max_worker_processes - targets_background_workers() <=
+	if (max_worker_processes - backends_background_workers() <=
 		bgwp_reserved_worker_slots(lingers))
 		return false;
 

@@ -13,7 +13,7 @@
  * but what it will do next is written down: do_autovacuum() lists, in the
  * physical order of pg_class (tables and materialized views first, TOAST
  * tables in a second pass), the relations relation_needs_vacanalyze() says
- * need work, and then processes them in that order, skipping those another
+ * need work, and then processes them in that order, passing over those another
  * worker is on.  All of that can be computed by anyone connected to the
  * database, from pg_class, the reloptions and the cumulative statistics.
  *
@@ -99,7 +99,7 @@
 #include "forecast.h"
 #include "forecast_internal.h"
 #include "resolver.h"
-#include "targets.h"
+#include "backends.h"
 
 PG_FUNCTION_INFO_V1(bgw_prefetch_forecast);
 PG_FUNCTION_INFO_V1(bgw_prefetch_forecasters);
@@ -370,7 +370,7 @@ forecast_pending(void)
 			continue;
 		for (int i = 0; i < db->nentries && !pending; i++)
 			pending = db->entries[i].dovacuum && !db->entries[i].done &&
-				db->entries[i].rel.skip_reason[0] == '\0';
+				db->entries[i].rel.watched_reason[0] == '\0';
 	}
 	LWLockRelease(forecast_shared->lock);
 	return pending;
@@ -400,11 +400,11 @@ reap_forecasters(TimestampTz now)
 
 /*
  * One look of the monitor's: every autovacuum worker connected to a
- * database (workers[], from targets_autovacuum_workers()) keeps (or gets) a
+ * database (workers[], from backends_autovacuum_workers()) keeps (or gets) a
  * forecaster there.
  */
 void
-forecast_monitor_step(const TargetObservation *workers, int nworkers)
+forecast_monitor_step(const ScanObservation *workers, int nworkers)
 {
 	if (forecast_shared == NULL)
 		return;
@@ -458,7 +458,7 @@ forecast_next(Oid dbid, Oid after_relid, const Oid *busy, int nbusy,
 	{
 		ForecastEntry *e = &db->entries[i];
 
-		if (!e->dovacuum || e->done || e->rel.skip_reason[0] != '\0' ||
+		if (!e->dovacuum || e->done || e->rel.watched_reason[0] != '\0' ||
 			e->relid == after_relid || oid_in(e->relid, busy, nbusy))
 			continue;
 		memset(out, 0, sizeof(*out));
@@ -489,7 +489,7 @@ forecast_lookup(Oid dbid, Oid relid, PrefetchCommand command,
 	{
 		ForecastEntry *e = &forecast_shared->databases[slot].entries[i];
 
-		if (e->relid == relid && e->rel.skip_reason[0] == '\0')
+		if (e->relid == relid && e->rel.watched_reason[0] == '\0')
 		{
 			*out = e->rel;
 			/* resolved for VACUUM; an ANALYZE has no skip mode */

@@ -10,7 +10,7 @@
 
 #include "bgw_prefetch.h"
 #include "resolver.h"
-#include "targets.h"
+#include "backends.h"
 
 extern Size forecast_shmem_size(void);
 extern void forecast_shmem_startup(void);
@@ -20,7 +20,7 @@ extern void forecast_shmem_startup(void);
  * for each autovacuum worker the monitor found.  Both are cheap when nothing
  * changed, and never raise an ERROR for a worker that cannot be started.
  */
-extern void forecast_monitor_step(const TargetObservation *workers,
+extern void forecast_monitor_step(const ScanObservation *workers,
 								  int nworkers);
 extern void forecast_autovacuum_seen(Oid dbid, int worker_pid);
 extern void forecast_database_in_use(Oid dbid);

@@ -63,7 +63,7 @@
 #include "forecast.h"
 #include "forecast_internal.h"
 #include "resolver.h"
-#include "targets.h"
+#include "backends.h"
 
 
 /* Recompute this often while autovacuum works in the database, in ms */
@@ -545,7 +545,7 @@ bgwp_forecaster_main(Datum main_arg)
 	BackgroundWorkerInitializeConnectionByOid(dbid, InvalidOid,
 											  BGWORKER_BYPASS_ALLOWCONN);
 	pgstat_report_appname("bgw_prefetch forecaster");
-	targets_attach();
+	backends_attach();
 	/* relation_needs_vacanalyze() on current counts, not a cached snapshot */
 	SetConfigOption("stats_fetch_consistency", "none", PGC_SUSET, PGC_S_OVERRIDE);
 

@@ -39,7 +39,7 @@
 bool		bgwp_enabled = true;
 bool		bgwp_vacuum = true;
 bool		bgwp_analyze = true;
-bool		bgwp_clog_writer = true;
+int			bgwp_clog_writer = CLOG_WRITER_MODE_AUTO;
 int			bgwp_targets = PREFETCH_TARGETS_ALL;
 int			bgwp_min_relation_size = 1024;
 int			bgwp_naptime = 200;
@@ -64,6 +64,20 @@ static bool preloaded = false;
 static const struct config_enum_entry targets_options[] = {
 	{"autovacuum", PREFETCH_TARGETS_AUTOVACUUM, false},
 	{"all", PREFETCH_TARGETS_ALL, false},
+	{NULL, 0, false}
+};
+
+/* booleans too, as the setting was one, hidden like core's */
+static const struct config_enum_entry clog_writer_options[] = {
+	{"auto", CLOG_WRITER_MODE_AUTO, false},
+	{"on", CLOG_WRITER_MODE_ON, false},
+	{"off", CLOG_WRITER_MODE_OFF, false},
+	{"true", CLOG_WRITER_MODE_ON, true},
+	{"false", CLOG_WRITER_MODE_OFF, true},
+	{"yes", CLOG_WRITER_MODE_ON, true},
+	{"no", CLOG_WRITER_MODE_OFF, true},
+	{"1", CLOG_WRITER_MODE_ON, true},
+	{"0", CLOG_WRITER_MODE_OFF, true},
 	{NULL, 0, false}
 };
 
@@ -273,17 +287,19 @@ bgwp_define_gucs(void)
 							 "Prefetch the upcoming sample blocks of running ANALYZEs where that pays.",
 							 "When off, ANALYZEs are still followed and measured in pg_stat_prefetch.", &bgwp_analyze, true, PGC_SIGHUP, 0,
 							 NULL, NULL, NULL);
-	DefineCustomBoolVariable("bgw_prefetch.clog_writer",
+	DefineCustomEnumVariable("bgw_prefetch.clog_writer",
 							 "Write dirty CLOG pages in the background before backends must evict them.",
-							 NULL, &bgwp_clog_writer, true, PGC_SIGHUP, 0,
+							 "auto writes only while other processes are seen evicting dirty CLOG pages.",
+							 &bgwp_clog_writer, CLOG_WRITER_MODE_AUTO,
+							 clog_writer_options, PGC_SIGHUP, 0,
 							 NULL, NULL, NULL);
 	DefineCustomEnumVariable("bgw_prefetch.targets",
-							 "Which VACUUM and ANALYZE runs are watched: autovacuum only, or all.",
+							 "Which VACUUM and ANALYZE runs are prefetched for: autovacuum only, or all.",
 							 NULL, &bgwp_targets, PREFETCH_TARGETS_ALL,
 							 targets_options, PGC_SIGHUP, 0,
 							 NULL, NULL, NULL);
 	DefineCustomIntVariable("bgw_prefetch.min_relation_size",
-							"Relations smaller than this are not watched.",
+							"Scans of fewer blocks than this are neither prefetched for nor counted.",
 							NULL, &bgwp_min_relation_size, 1024, 0, INT_MAX / 2,
 							PGC_SIGHUP, GUC_UNIT_BLOCKS,
 							NULL, NULL, NULL);

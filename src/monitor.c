@@ -3,8 +3,8 @@
  * monitor.c
  *	  The bgw_prefetch monitor: a static background worker's main loop.
  *
- * The monitor watches the backend status array for VACUUM and ANALYZE
- * scans (targets.c), hands them to the prefetcher (prefetcher.c), and
+ * The monitor polls the backend status array for VACUUM and ANALYZE
+ * scans (backends.c), hands them to the prefetcher (prefetcher.c), and
  * publishes its state for bgw_prefetch_status() and the
  * pg_stat_prefetch_activity view.
  *
@@ -65,7 +65,7 @@
 #include "io_engine.h"
 #include "prefetcher.h"
 #include "resolver.h"
-#include "targets.h"
+#include "backends.h"
 
 PG_FUNCTION_INFO_V1(bgw_prefetch_activity);
 PG_FUNCTION_INFO_V1(bgw_prefetch_status);
@@ -290,9 +290,9 @@ monitor_on_exit(int code, Datum arg)
 static bool
 monitor_iteration(int64 *targets_served)
 {
-	TargetObservation found[BGWP_MAX_TARGETS];
+	ScanObservation found[BGWP_MAX_TARGETS];
 	AnnouncedScan starting[BGWP_MAX_TARGETS];
-	TargetObservation workers[BGWP_MAX_TARGETS];
+	ScanObservation workers[BGWP_MAX_TARGETS];
 	int			nworkers = 0;
 	int			nfound = 0;
 	int			nstarting = 0;
@@ -311,10 +311,10 @@ monitor_iteration(int64 *targets_served)
 			nstarting = resolver_take_first_scans(starting, BGWP_MAX_TARGETS);
 		for (int i = 0; i < nstarting; i++)
 			prefetcher_start_announced(&starting[i]);
-		nfound = targets_discover(found, BGWP_MAX_TARGETS, &autovacuum_running);
+		nfound = backends_discover(found, BGWP_MAX_TARGETS, &autovacuum_running);
 		if (autovacuum_running)
 		{
-			nworkers = targets_autovacuum_workers(workers, BGWP_MAX_TARGETS);
+			nworkers = backends_autovacuum_workers(workers, BGWP_MAX_TARGETS);
 			forecast_monitor_step(workers, nworkers);
 		}
 	}
@@ -340,7 +340,7 @@ keep_forecasters(void)
 
 	if (!bgwp_enabled)
 		return;
-	n = targets_connected_databases(dbids, BGWP_MAX_TARGETS);
+	n = backends_connected_databases(dbids, BGWP_MAX_TARGETS);
 	for (int i = 0; i < n; i++)
 		forecast_database_in_use(dbids[i]);
 }
@@ -352,14 +352,14 @@ keep_forecasters(void)
  * Returns true if a target was started.
  */
 static bool
-watch_autovacuum_arrivals(void)
+catch_autovacuum_arrivals(void)
 {
-	TargetObservation workers[BGWP_MAX_TARGETS];
+	ScanObservation workers[BGWP_MAX_TARGETS];
 	int			nworkers;
 
 	if (!bgwp_enabled)
 		return false;
-	nworkers = targets_autovacuum_workers(workers, BGWP_MAX_TARGETS);
+	nworkers = backends_autovacuum_workers(workers, BGWP_MAX_TARGETS);
 	if (nworkers == 0)
 		return false;
 	forecast_monitor_step(workers, nworkers);
@@ -422,7 +422,7 @@ monitor_wait(int events, int event_fd, long timeout)
  * before its first table is followed from that table's first block.
  */
 static bool
-watching_for_autovacuum(void)
+expecting_autovacuum(void)
 {
 	return bgwp_enabled && AutoVacuumingActive();
 }
@@ -434,11 +434,11 @@ watching_for_autovacuum(void)
 static bool
 autovacuum_worker_arrived(void)
 {
-	TargetObservation first;
+	ScanObservation first;
 
 	/* one is enough: the scan of the status array stops at the first */
-	return watching_for_autovacuum() &&
-		targets_autovacuum_workers(&first, 1) > 0;
+	return expecting_autovacuum() &&
+		backends_autovacuum_workers(&first, 1) > 0;
 }
 
 /*
@@ -470,7 +470,7 @@ bgwp_monitor_main(Datum main_arg)
 	loop_context = AllocSetContextCreate(TopMemoryContext,
 										 "bgw_prefetch monitor loop",
 										 ALLOCSET_DEFAULT_SIZES);
-	targets_attach();
+	backends_attach();
 	resolver_reclaim_requests();
 
 	LWLockAcquire(monitor_shared->lock, LW_EXCLUSIVE);
@@ -532,7 +532,7 @@ bgwp_monitor_main(Datum main_arg)
 			!TimestampDifferenceExceeds(last_step, now, step_interval))
 		{
 			prefetcher_sample(now);
-			if (forecast_due && watch_autovacuum_arrivals())
+			if (forecast_due && catch_autovacuum_arrivals())
 				step_now = true;
 			else if (step_interval > ACTIVE_POLL_MS && autovacuum_worker_arrived())
 				step_now = true;
@@ -568,7 +568,7 @@ bgwp_monitor_main(Datum main_arg)
 			timeout = secs * 1000 + usecs / 1000;
 			if (prefetcher_sampling() || forecast_due)
 				timeout = Min(timeout, SAMPLE_INTERVAL_MS);
-			else if (watching_for_autovacuum())
+			else if (expecting_autovacuum())
 				timeout = Min(timeout, ACTIVE_POLL_MS);
 		}
 		rc = monitor_wait(events, event_fd, timeout);

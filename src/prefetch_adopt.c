@@ -26,7 +26,7 @@
 
 #include "forecast.h"
 #include "prefetch_internal.h"
-#include "targets.h"
+#include "backends.h"
 
 /*
  * Start following a relation a manual VACUUM announced, from block 0,
@@ -44,8 +44,8 @@ static bool
 start_announced_target(const AnnouncedScan *a, TimestampTz forecast_since)
 {
 	bool		forecast = forecast_since != 0;
-	TargetObservation obs;
-	TargetObservation now_obs;
+	ScanObservation obs;
+	ScanObservation now_obs;
 	PrefetchTarget *t;
 	TimestampTz since;
 
@@ -72,7 +72,7 @@ start_announced_target(const AnnouncedScan *a, TimestampTz forecast_since)
 	 * even if the forecast comes too late to see it.
 	 */
 	since = forecast ? forecast_since :
-		targets_statement_start(obs.slot, obs.pid);
+		backends_statement_start(obs.slot, obs.pid);
 	if (since == 0)
 		return false;			/* the backend is gone */
 	init_target(t, &obs, since);
@@ -86,7 +86,7 @@ start_announced_target(const AnnouncedScan *a, TimestampTz forecast_since)
 	 * follow it from where it is, as a discovered scan; if it is past it,
 	 * the scan is over.
 	 */
-	if (targets_observe(obs.slot, obs.pid, &now_obs) == OBSERVE_WATCHED &&
+	if (backends_observe(obs.slot, obs.pid, &now_obs) == OBSERVE_RUNNING &&
 		same_scan(&now_obs, &obs))
 	{
 		t->obs = now_obs;
@@ -102,7 +102,7 @@ start_announced_target(const AnnouncedScan *a, TimestampTz forecast_since)
 		release_target(t);
 		return false;
 	}
-	else if (targets_completed_since(a->dbid, a->relid, PREFETCH_CMD_VACUUM, since))
+	else if (backends_completed_since(a->dbid, a->relid, PREFETCH_CMD_VACUUM, since))
 	{
 		/* recorded, though nothing of it could be measured */
 		BGWP_RELFILE_SET(t->relfile, t->rel.spcnode, t->rel.dbnode,
@@ -183,7 +183,7 @@ typedef struct AutovacuumWorkerState
 static AutovacuumWorkerState autovacuum_workers[BGWP_MAX_TARGETS];
 
 static AutovacuumWorkerState *
-autovacuum_worker_state(const TargetObservation *w)
+autovacuum_worker_state(const ScanObservation *w)
 {
 	AutovacuumWorkerState *free_state = NULL;
 
@@ -207,7 +207,7 @@ autovacuum_worker_state(const TargetObservation *w)
 
 /*
  * Start, for every autovacuum worker (workers[], from
- * targets_autovacuum_workers()), the relation it is expected to vacuum
+ * backends_autovacuum_workers()), the relation it is expected to vacuum
  * next, from block 0: the forecast's first relation for a worker that has
  * vacuumed none yet, and else the one after the relation it vacuums now.
  * It waits for the worker as a manual VACUUM's next relation does
@@ -217,7 +217,7 @@ autovacuum_worker_state(const TargetObservation *w)
  * many targets it started.
  */
 int
-prefetcher_forecast(const TargetObservation *workers, int nworkers)
+prefetcher_forecast(const ScanObservation *workers, int nworkers)
 {
 	int			started = 0;
 

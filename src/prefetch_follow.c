@@ -5,7 +5,7 @@
  *	  over, what it waits on, and whether it is cost-limited.
  *
  * The consumer is the backend running the VACUUM or ANALYZE.  Its progress
- * comes from the backend status array (targets.c); between the monitor's
+ * comes from the backend status array (backends.c); between the monitor's
  * steps its wait event is sampled every millisecond, which gives the read
  * time and the time in the cost-based delay without any code in the
  * backend, and tells whether the scan is cost-limited
@@ -25,7 +25,7 @@
 
 #include "forecast.h"
 #include "prefetch_internal.h"
-#include "targets.h"
+#include "backends.h"
 
 /*
  * A scan whose backend slept in its cost-based delay for more than
@@ -54,7 +54,7 @@ scan_completed(const PrefetchTarget *t)
 		followed_by_another_since(t->obs.dbid, t->obs.relid, t->obs.command,
 								  t->obs.pid, t->since))
 		return false;
-	return targets_completed_since(dbid, t->obs.relid, t->obs.command, t->since);
+	return backends_completed_since(dbid, t->obs.relid, t->obs.command, t->since);
 }
 
 /*
@@ -65,12 +65,12 @@ scan_completed(const PrefetchTarget *t)
  */
 static bool
 scan_started(PrefetchTarget *t, ObserveResult result,
-			 const TargetObservation *obs, TimestampTz now, bool *waiting)
+			 const ScanObservation *obs, TimestampTz now, bool *waiting)
 {
 	ResolvedRelation unused;
 
 	*waiting = false;
-	if (result == OBSERVE_WATCHED && same_scan(obs, &t->obs))
+	if (result == OBSERVE_RUNNING && same_scan(obs, &t->obs))
 	{
 		t->awaiting_start = false;
 		command_seen(t, obs, now);
@@ -88,19 +88,19 @@ scan_started(PrefetchTarget *t, ObserveResult result,
 		;						/* over between two looks */
 	else if (OidIsValid(t->scanned_after) &&
 			 (result == OBSERVE_PHASE_DONE ||
-			  (result == OBSERVE_WATCHED && obs->relid == t->scanned_after)))
+			  (result == OBSERVE_RUNNING && obs->relid == t->scanned_after)))
 	{
 		/* its VACUUM is still processing the relation before it */
 		t->tracked_at = now;
 		*waiting = true;
 	}
-	else if (t->forecast && result == OBSERVE_WATCHED &&
+	else if (t->forecast && result == OBSERVE_RUNNING &&
 			 obs->dbid == t->obs.dbid &&
 			 !forecast_lookup(obs->dbid, obs->relid, obs->command, &unused) &&
 			 !TimestampDifferenceExceeds(t->tracked_at, now, BGWP_AWAIT_FORECAST_MS))
 		*waiting = true;		/* its worker is on a relation too small to
 								 * forecast, or an ANALYZE */
-	else if (result == OBSERVE_GONE || result == OBSERVE_WATCHED)
+	else if (result == OBSERVE_GONE || result == OBSERVE_RUNNING)
 		;						/* gone, or scanning something else */
 	else if (!TimestampDifferenceExceeds(t->tracked_at, now, BGWP_AWAIT_START_MS))
 		*waiting = true;		/* still starting up */
@@ -113,8 +113,8 @@ scan_started(PrefetchTarget *t, ObserveResult result,
 FollowResult
 follow_consumer(PrefetchTarget *t, TimestampTz now)
 {
-	TargetObservation obs;
-	ObserveResult result = targets_observe(t->obs.slot, t->obs.pid, &obs);
+	ScanObservation obs;
+	ObserveResult result = backends_observe(t->obs.slot, t->obs.pid, &obs);
 
 	if (t->awaiting_start)
 	{
@@ -132,7 +132,7 @@ follow_consumer(PrefetchTarget *t, TimestampTz now)
 			if (obs.relid == t->obs.relid && obs.command == t->obs.command)
 				return FOLLOW_PAST_SCAN;
 			return FOLLOW_OVER;
-		case OBSERVE_WATCHED:
+		case OBSERVE_RUNNING:
 			break;
 	}
 	if (!same_scan(&obs, &t->obs))
@@ -167,14 +167,14 @@ prefetcher_sample(TimestampTz now)
 	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
 	{
 		PrefetchTarget *t = &prefetch_targets[i];
-		TargetObservation obs;
+		ScanObservation obs;
 		ObserveResult result;
 		bool		on_relation;
 
 		if (!t->in_use || t->command_over || t->command_end != 0)
 			continue;
-		result = targets_observe(t->obs.slot, t->obs.pid, &obs);
-		on_relation = (result == OBSERVE_WATCHED || result == OBSERVE_PHASE_DONE) &&
+		result = backends_observe(t->obs.slot, t->obs.pid, &obs);
+		on_relation = (result == OBSERVE_RUNNING || result == OBSERVE_PHASE_DONE) &&
 			obs.relid == t->obs.relid && obs.command == t->obs.command;
 		if (t->command_start == 0)
 		{
@@ -187,15 +187,15 @@ prefetcher_sample(TimestampTz now)
 			t->command_end = now;
 			continue;
 		}
-		switch (targets_wait(t->proc, t->obs.pid))
+		switch (backends_wait(t->proc, t->obs.pid))
 		{
-			case TARGET_WAIT_DATA_READ:
+			case BACKEND_WAIT_DATA_READ:
 				t->read_wait_us += now - t->last_sample;
 				break;
-			case TARGET_WAIT_COST_DELAY:
+			case BACKEND_WAIT_COST_DELAY:
 				t->cost_delay_wait_us += now - t->last_sample;
 				break;
-			case TARGET_WAIT_OTHER:
+			case BACKEND_WAIT_OTHER:
 				break;
 		}
 		t->last_sample = now;

@@ -96,7 +96,7 @@ typedef struct PrefetchTarget
 	bool		prefetch;		/* reads ahead for the scan */
 	bool		prefetched;		/* has been TARGET_ACTIVE with prefetch */
 	char		why_not[96];	/* !prefetch: why it is only watched */
-	TargetObservation obs;		/* latest observation of the consumer */
+	ScanObservation obs;		/* latest observation of the consumer */
 	bool		abandoned;		/* ended without the consumer finishing */
 	bool		command_over;	/* report and release once reads drained */
 	bool		forget;			/* release unreported (switched off) */
@@ -193,12 +193,12 @@ extern IoEngine *prefetch_engine;
 extern int	prefetch_targets_started;	/* since prefetcher_take_started() */
 
 /* prefetcher.c: the target lifecycle */
-extern bool same_scan(const TargetObservation *a, const TargetObservation *b);
+extern bool same_scan(const ScanObservation *a, const ScanObservation *b);
 extern void stop_reading(PrefetchTarget *t, const char *why);
-extern PrefetchTarget *free_target_for(const TargetObservation *obs);
-extern void init_target(PrefetchTarget *t, const TargetObservation *obs,
+extern PrefetchTarget *free_target_for(const ScanObservation *obs);
+extern void init_target(PrefetchTarget *t, const ScanObservation *obs,
 						TimestampTz since);
-extern void command_seen(PrefetchTarget *t, const TargetObservation *obs,
+extern void command_seen(PrefetchTarget *t, const ScanObservation *obs,
 						 TimestampTz now);
 extern void activate_target(PrefetchTarget *t);
 extern void end_scan_phase(PrefetchTarget *t, bool completed);

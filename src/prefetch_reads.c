@@ -590,7 +590,7 @@ shared_buffers_room(void)
 /*
  * read_into = shared_buffers: start the target's loader once, then hand it
  * the target's completed reads in plan order (so it loads the blocks the
- * scan needs first), skipping those the scan has passed, while *room
+ * scan needs first), leaving out those the scan has passed, while *room
  * allows.  A read that does not fit waits in the OS cache until the scans
  * free room, or is passed by its scan.  A loader that let go or failed is
  * not replaced: the target goes on reading into the OS cache only.

@@ -1,8 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * prefetcher.c
- *	  Serving watched scans: the targets' lifecycle and the monitor's
- *	  entry points.
+ *	  Serving scans: the targets' lifecycle and the monitor's entry
+ *	  points.
  *
  * The monitor hands every VACUUM/ANALYZE it discovers to the prefetcher,
  * which keeps one PrefetchTarget per scan (prefetch_internal.h) and, at
@@ -54,7 +54,7 @@
 #include "forecast.h"
 #include "prefetch_internal.h"
 #include "relfile.h"
-#include "targets.h"
+#include "backends.h"
 
 /* The targets, the engine that reads for all of them, and their memory */
 PrefetchTarget prefetch_targets[BGWP_MAX_TARGETS];
@@ -163,7 +163,7 @@ prefetcher_active_targets(void)
 }
 
 bool
-same_scan(const TargetObservation *a, const TargetObservation *b)
+same_scan(const ScanObservation *a, const ScanObservation *b)
 {
 	return a->slot == b->slot && a->pid == b->pid &&
 		a->proc_start == b->proc_start && a->relid == b->relid &&
@@ -217,7 +217,7 @@ stop_reading(PrefetchTarget *t, const char *why)
  * all slots are busy (then the scan goes unseen).
  */
 PrefetchTarget *
-free_target_for(const TargetObservation *obs)
+free_target_for(const ScanObservation *obs)
 {
 	PrefetchTarget *t = NULL;
 
@@ -235,10 +235,10 @@ free_target_for(const TargetObservation *obs)
 /*
  * Set up a target for the scan obs.  since is a moment no later than the
  * command's start, for telling a completed command from a cancelled one
- * (targets_completed_since()).
+ * (backends_completed_since()).
  */
 void
-init_target(PrefetchTarget *t, const TargetObservation *obs, TimestampTz since)
+init_target(PrefetchTarget *t, const ScanObservation *obs, TimestampTz since)
 {
 	memset(t, 0, sizeof(*t));
 	for (int s = 0; s < BGWP_OPEN_SEGMENTS; s++)
@@ -267,7 +267,7 @@ init_target(PrefetchTarget *t, const TargetObservation *obs, TimestampTz since)
  * command's start, more precisely than the monitor's polling.
  */
 void
-command_seen(PrefetchTarget *t, const TargetObservation *obs, TimestampTz now)
+command_seen(PrefetchTarget *t, const ScanObservation *obs, TimestampTz now)
 {
 	if (t->command_start != 0)
 		return;
@@ -279,7 +279,7 @@ command_seen(PrefetchTarget *t, const TargetObservation *obs, TimestampTz now)
 	/* a moment inside the transaction that processes the relation */
 	t->first_seen = GetCurrentTimestamp();
 	if (t->proc == NULL)
-		t->proc = targets_proc_of(obs->pid);
+		t->proc = backends_proc_of(obs->pid);
 }
 
 /*
@@ -352,7 +352,7 @@ scan_reads_settled(const PrefetchTarget *t, TimestampTz now)
  * already.
  */
 void
-prefetcher_track(const TargetObservation *obs)
+prefetcher_track(const ScanObservation *obs)
 {
 	PrefetchTarget *t;
 	TimestampTz now;
@@ -470,9 +470,9 @@ plan_reads_every_block(PrefetchTarget *t, BlockNumber last)
 static void
 rejoin_if_overtaken(PrefetchTarget *t)
 {
-	TargetObservation now_obs;
+	ScanObservation now_obs;
 
-	if (targets_observe(t->obs.slot, t->obs.pid, &now_obs) != OBSERVE_WATCHED ||
+	if (backends_observe(t->obs.slot, t->obs.pid, &now_obs) != OBSERVE_RUNNING ||
 		!same_scan(&now_obs, &t->obs) || now_obs.position <= t->join_block ||
 		plan_reads_every_block(t, (BlockNumber) now_obs.position))
 		return;
@@ -498,11 +498,11 @@ activate_target(PrefetchTarget *t)
 	BGWP_RELFILE_SET(t->relfile, t->rel.spcnode, t->rel.dbnode,
 					 t->rel.relfilenode);
 
-	if (t->rel.skip_reason[0] != '\0')
+	if (t->rel.watched_reason[0] != '\0')
 	{
 		/* a temporary table's visibility map is not on disk: no count */
 		t->state = TARGET_MEASURING;
-		stop_reading(t, t->rel.skip_reason);
+		stop_reading(t, t->rel.watched_reason);
 		return;
 	}
 	if (t->obs.command == PREFETCH_CMD_VACUUM)
@@ -537,7 +537,7 @@ activate_target(PrefetchTarget *t)
 		 * Count now, before the VACUUM can set visibility-map bits of blocks
 		 * it has read: by the monitor's next step a small relation may be
 		 * half-scanned already, and the counter, overtaken, would have to
-		 * skip what the VACUUM read meanwhile.
+		 * pass over what the VACUUM read meanwhile.
 		 */
 		count_planned_blocks(t, 0, BGWP_COUNT_BUDGET);
 		rejoin_if_overtaken(t);

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * prefetcher.h
- *	  Serving watched scans: planning, pacing, issuing and accounting reads.
+ *	  Serving scans: planning, pacing, issuing and accounting reads.
  *
  *-------------------------------------------------------------------------
  */
@@ -9,7 +9,7 @@
 #define BGWP_PREFETCHER_H
 
 #include "bgw_prefetch.h"
-#include "targets.h"
+#include "backends.h"
 
 /* One row of pg_stat_prefetch_activity. */
 typedef struct ActivityRow
@@ -35,10 +35,10 @@ extern void prefetcher_stop(bool report);
 extern int	prefetcher_event_fd(void);
 extern const char *prefetcher_io_method(void);
 extern const char *prefetcher_fallback_reason(void);
-extern void prefetcher_track(const TargetObservation *obs);
+extern void prefetcher_track(const ScanObservation *obs);
 struct AnnouncedScan;
 extern void prefetcher_start_announced(const struct AnnouncedScan *a);
-extern int	prefetcher_forecast(const TargetObservation *workers, int nworkers);
+extern int	prefetcher_forecast(const ScanObservation *workers, int nworkers);
 extern int	prefetcher_take_started(void);
 extern void prefetcher_step(void);
 extern void prefetcher_sample(TimestampTz now);

@@ -58,7 +58,7 @@
 #include "compat.h"
 #include "resolver.h"
 #include "resolver_internal.h"
-#include "targets.h"
+#include "backends.h"
 
 /* The name of where a depth came from, for the view and the log */
 const char *
@@ -81,6 +81,17 @@ depth_source_name(DepthSource source)
 }
 
 /*
+ * The options of a VACUUM given none: what autovacuum does.
+ */
+void
+vacuum_options_init(VacuumOptions *opts)
+{
+	memset(opts, 0, sizeof(*opts));
+	opts->process_toast = true;
+	opts->process_main = true;
+}
+
+/*
  * The options that matter to us from a VACUUM's option list (DefElems, as
  * the grammar leaves them).
  */
@@ -89,7 +100,7 @@ vacuum_options_from_list(List *options, VacuumOptions *opts)
 {
 	ListCell   *lc;
 
-	memset(opts, 0, sizeof(*opts));
+	vacuum_options_init(opts);
 	foreach(lc, options)
 	{
 		DefElem    *opt = lfirst_node(DefElem, lc);
@@ -103,9 +114,9 @@ vacuum_options_from_list(List *options, VacuumOptions *opts)
 		else if (strcmp(opt->defname, "full") == 0)
 			opts->full = defGetBoolean(opt);
 		else if (strcmp(opt->defname, "process_toast") == 0)
-			opts->skip_toast = !defGetBoolean(opt);
+			opts->process_toast = defGetBoolean(opt);
 		else if (strcmp(opt->defname, "process_main") == 0)
-			opts->skip_main = !defGetBoolean(opt);
+			opts->process_main = defGetBoolean(opt);
 		else if (strcmp(opt->defname, "skip_locked") == 0)
 			opts->skip_locked = defGetBoolean(opt);
 		/* the others do not change which blocks are read, or in what order */
@@ -124,7 +135,7 @@ parse_vacuum_options(const char *query, VacuumOptions *opts)
 	MemoryContext oldcontext = CurrentMemoryContext;
 	ResourceOwner oldowner = CurrentResourceOwner;
 
-	memset(opts, 0, sizeof(*opts));
+	vacuum_options_init(opts);
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(oldcontext);
 	PG_TRY();
@@ -143,7 +154,7 @@ parse_vacuum_options(const char *query, VacuumOptions *opts)
 		MemoryContextSwitchTo(oldcontext);
 		FlushErrorState();
 		RollbackAndReleaseCurrentSubTransaction();
-		memset(opts, 0, sizeof(*opts));
+		vacuum_options_init(opts);
 	}
 	PG_END_TRY();
 	MemoryContextSwitchTo(oldcontext);
@@ -269,7 +280,7 @@ resolve_depth(Oid spcid, ResolvedRelation *res)
 }
 
 /*
- * Fill res for req; sets skip_reason for relations we deliberately leave
+ * Fill res for req; sets watched_reason for relations we deliberately leave
  * alone.
  */
 void
@@ -284,7 +295,7 @@ resolve_relation(const ResolveRequest *req, const VacuumOptions *opts,
 	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(req->relid));
 	if (!HeapTupleIsValid(tup))
 	{
-		strlcpy(res->skip_reason, "relation no longer exists", sizeof(res->skip_reason));
+		strlcpy(res->watched_reason, "relation no longer exists", sizeof(res->watched_reason));
 		return;
 	}
 	classForm = (Form_pg_class) GETSTRUCT(tup);
@@ -293,12 +304,12 @@ resolve_relation(const ResolveRequest *req, const VacuumOptions *opts,
 			 nspname ? nspname : "?", NameStr(classForm->relname));
 
 	if (classForm->relpersistence == RELPERSISTENCE_TEMP)
-		strlcpy(res->skip_reason, "temporary table", sizeof(res->skip_reason));
+		strlcpy(res->watched_reason, "temporary table", sizeof(res->watched_reason));
 	else if ((classForm->relkind != RELKIND_RELATION &&
 			  classForm->relkind != RELKIND_MATVIEW &&
 			  classForm->relkind != RELKIND_TOASTVALUE) ||
 			 classForm->relam != HEAP_TABLE_AM_OID)
-		strlcpy(res->skip_reason, "not a heap table", sizeof(res->skip_reason));
+		strlcpy(res->watched_reason, "not a heap table", sizeof(res->watched_reason));
 	else
 	{
 		res->relfilenode = OidIsValid(classForm->relfilenode) ?
@@ -318,8 +329,8 @@ resolve_relation(const ResolveRequest *req, const VacuumOptions *opts,
 			{
 				char		query[1024];
 
-				if (targets_read_activity(req->backend_slot, req->backend_pid,
-										  query, sizeof(query)))
+				if (backends_read_activity(req->backend_slot, req->backend_pid,
+										   query, sizeof(query)))
 					wraparound = strstr(query, "(to prevent wraparound)") != NULL;
 			}
 			if (opts->disable_page_skipping)

@@ -15,8 +15,9 @@
  * latch of the monitor that asked and exits, typically within tens of
  * milliseconds.
  *
- * If no worker slot is free (max_worker_processes), the target is skipped
- * with a rate-limited LOG line; the monitor never retries in a loop.
+ * If no worker slot is free (max_worker_processes), the scan is only
+ * watched, with a rate-limited LOG line; the monitor never retries in a
+ * loop.
  *
  * Where autovacuum works, a database has a resident resolver (forecast.c's
  * forecaster) that registers here (resolver_resident_attach()): requests
@@ -74,7 +75,7 @@
 #include "compat.h"
 #include "resolver.h"
 #include "resolver_internal.h"
-#include "targets.h"
+#include "backends.h"
 ResolverShared *resolver_shared = NULL;
 
 /* Monitor-local: handles of the workers started, per request. */
@@ -279,13 +280,13 @@ answer_request(int request, const ResolveRequest *req)
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	pgstat_report_activity(STATE_RUNNING, "resolving relation");
-	memset(&opts, 0, sizeof(opts));
+	vacuum_options_init(&opts);
 	if (req->command == PREFETCH_CMD_VACUUM && !req->autovacuum)
 	{
 		char		query[1024];
 
-		if (targets_read_activity(req->backend_slot, req->backend_pid,
-								  query, sizeof(query)))
+		if (backends_read_activity(req->backend_slot, req->backend_pid,
+								   query, sizeof(query)))
 			parse_vacuum_options(query, &opts);
 	}
 	resolve_relation(req, &opts, &res);
@@ -328,7 +329,7 @@ bgwp_resolver_main(Datum main_arg)
 
 	BackgroundWorkerInitializeConnectionByOid(req.dbid, InvalidOid,
 											  BGWORKER_BYPASS_ALLOWCONN);
-	targets_attach();
+	backends_attach();
 
 	answer_request(request, &req);
 	proc_exit(0);
@@ -462,7 +463,7 @@ resolver_resolve_autovacuum(Oid relid, bool wraparound, ResolvedRelation *out)
 	VacuumOptions opts;
 
 	memset(&req, 0, sizeof(req));
-	memset(&opts, 0, sizeof(opts));
+	vacuum_options_init(&opts);
 	req.dbid = MyDatabaseId;
 	req.relid = relid;
 	req.command = PREFETCH_CMD_VACUUM;

@@ -35,7 +35,7 @@ typedef struct ResolvedRelation
 	double		seq_us_per_block;
 	double		random_us_per_block;
 	char		relname[2 * NAMEDATALEN + 2];	/* schema.relation, for logs */
-	char		skip_reason[96];	/* non-empty: do not prefetch, and why */
+	char		watched_reason[96];	/* non-empty: do not prefetch, and why */
 } ResolvedRelation;
 
 typedef enum ResolveStatus

@@ -87,9 +87,9 @@ typedef struct VacuumOptions
 	bool		disable_page_skipping;
 	bool		analyze;		/* VACUUM (ANALYZE): each table analyzed too */
 	bool		full;			/* VACUUM FULL: a rewrite, no lazy scan */
-	bool		skip_toast;		/* PROCESS_TOAST false */
-	bool		skip_main;		/* PROCESS_MAIN false (16+): the TOAST
-								 * table only */
+	bool		process_toast;	/* PROCESS_TOAST (default true) */
+	bool		process_main;	/* PROCESS_MAIN (16+, default true); false:
+								 * the TOAST table only */
 	bool		skip_locked;	/* SKIP_LOCKED: a relation whose lock is
 								 * taken is passed by */
 } VacuumOptions;
@@ -98,6 +98,7 @@ typedef struct VacuumOptions
 extern ResolverShared *resolver_shared;
 
 /* resolve_relation.c */
+extern void vacuum_options_init(VacuumOptions *opts);
 extern void vacuum_options_from_list(List *options, VacuumOptions *opts);
 extern void parse_vacuum_options(const char *query, VacuumOptions *opts);
 extern void resolve_relation(const ResolveRequest *req,

@@ -15,7 +15,9 @@
 # only when it exits, and checkpoints are kept out of the way anyway).  The
 # test alternates writer off / on windows of the same workload, switching
 # by reload, and checks: the writer writes only when on, and backends write
-# fewer dirty CLOG pages with the writer on.  It also checks that the writer
+# fewer dirty CLOG pages with the writer on.  With clog_writer = auto the
+# writer leaves a dirty page alone while no dirty page is evicted, and
+# writes once the workload evicts them.  It also checks that the writer
 # shows up in pg_stat_activity, is restarted after pg_terminate_backend(),
 # and that pg_stat_prefetch_reset() resets it (t/028 checks a write error).
 use strict;
@@ -78,17 +80,37 @@ PostgreSQL::Test::Utils::append_to_file($read_script,
 PostgreSQL::Test::Utils::append_to_file($burn_script,
 	"CALL burn_xids(20);\n");
 
-# Switch the writer by reload and wait until it says it has noticed.
+# Switch the writer by reload (1: on, 0: off, or 'auto') and wait until it
+# says it has noticed.
 sub set_writer
 {
-	my ($on) = @_;
+	my ($mode) = @_;
+	$mode = $mode ? 'on' : 'off' if $mode ne 'auto';
 	$node->safe_psql('postgres',
-		"ALTER SYSTEM SET bgw_prefetch.clog_writer = " . ($on ? 'on' : 'off'));
+		"ALTER SYSTEM SET bgw_prefetch.clog_writer = $mode");
 	$node->reload;
-	my $cond = $on ? "status IN ('writing', 'idle')" : "status = 'off'";
+	my %cond = (
+		on => "status IN ('writing', 'idle')",
+		off => "status = 'off'",
+		auto => "status = 'standby'");
 	ok($node->poll_query_until('postgres',
-			"SELECT $cond FROM pg_stat_prefetch_clog"),
-		'writer ' . ($on ? 'on' : 'off') . ' after reload');
+			"SELECT $cond{$mode} FROM pg_stat_prefetch_clog"),
+		"writer $mode after reload");
+}
+
+# The writer's pages_written and rounds (its looks at the CLOG buffers).
+sub writer_counts
+{
+	return split /\|/, $node->safe_psql('postgres',
+		'SELECT pages_written, rounds FROM pg_stat_prefetch_clog');
+}
+
+# Wait until the writer has looked at the CLOG buffers twice more.
+sub writer_looked
+{
+	my (undef, $rounds) = writer_counts();
+	return $node->poll_query_until('postgres',
+		"SELECT rounds >= $rounds + 2 FROM pg_stat_prefetch_clog");
 }
 
 # pg_stat_slru Xact writes, the writer's pages, the next xid.  Only once no
@@ -123,7 +145,8 @@ sub pgbench_finish
 	is($h->result(0), 0, 'pgbench succeeded') or diag($$err);
 }
 
-# One window of the workload; returns (backend writes, writer writes, xids).
+# One window of the workload, the writer set as set_writer() takes it;
+# returns (backend writes, writer writes).
 sub window
 {
 	my ($on) = @_;
@@ -147,7 +170,7 @@ sub window
 	my $backend = ($slru1 - $slru0) - $writer;
 	note sprintf(
 		"writer %s: %d xids (%.1f CLOG pages), backend writes %d, writer writes %d",
-		$on ? 'on ' : 'off', $xid1 - $xid0, ($xid1 - $xid0) / 32768,
+		$on eq 'auto' ? 'auto' : $on ? 'on' : 'off', $xid1 - $xid0, ($xid1 - $xid0) / 32768,
 		$backend, $writer);
 	return ($backend, $writer);
 }
@@ -178,6 +201,40 @@ my $row = $node->safe_psql('postgres',
 	'SELECT write_time > 0, rounds > 0, last_write IS NOT NULL FROM pg_stat_prefetch_clog'
 );
 is($row, 't|t|t', 'write_time, rounds and last_write are set');
+
+# auto: while no dirty CLOG page is evicted, the writer only looks.  After
+# a CHECKPOINT every CLOG page is clean; burning xids into the next page
+# leaves the page before it dirty and not the latest (the one page the
+# writer set to on writes), while the new page takes a clean buffer: no
+# dirty page is evicted, so auto writes nothing.  The writer must have
+# looked after the CHECKPOINT: a page it last saw dirty and then finds
+# replaced counts as evicted dirty (the checkpoint's false alarm).
+set_writer('auto');
+$node->safe_psql('postgres', 'CHECKPOINT');
+ok(writer_looked(), 'auto: the writer looked after the checkpoint');
+my ($auto_pages) = writer_counts();
+my $next_xid = $node->safe_psql('postgres',
+	'SELECT pg_snapshot_xmax(pg_current_snapshot())');
+my $to_next_page = 32768 - ($next_xid % 32768) + 100;
+$node->safe_psql('postgres', "CALL burn_xids($to_next_page)");
+ok(writer_looked(), 'auto: the writer looked after the page switch');
+is( $node->safe_psql(
+		'postgres', 'SELECT pages_written, status FROM pg_stat_prefetch_clog'),
+	"$auto_pages|standby",
+	'auto: nothing written while no dirty page is evicted');
+set_writer(1);
+ok( $node->poll_query_until(
+		'postgres',
+		"SELECT pages_written > $auto_pages FROM pg_stat_prefetch_clog"),
+	'on: the dirty page auto left alone is written');
+
+# auto under the workload that evicts dirty pages: it starts writing, and
+# backends write fewer dirty CLOG pages than in the windows without writer.
+my ($backend_auto, $writer_auto) = window('auto');
+cmp_ok($writer_auto, '>', 0, 'auto: writes once dirty pages are evicted');
+cmp_ok($backend_auto, '<', $backend_off,
+	"auto: backends write fewer dirty CLOG pages ($backend_auto vs $backend_off in two windows off)"
+);
 
 my $pid = worker_pid($node, 'bgw_prefetch clog writer');
 

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
- * targets.c
- *	  Finding running VACUUM / ANALYZE scans through progress reporting.
+ * backends.c
+ *	  What other backends are doing: their VACUUM / ANALYZE progress, wait
+ *	  events and statements, read from the backend status array.
  *
  * The monitor polls other backends' progress every few milliseconds while
  * it serves a scan, so it reads the shared backend status array directly,
@@ -12,7 +13,7 @@
  * a query of pg_stat_activity but not for a loop.  Only the few fields the
  * prefetcher needs are copied.
  *
- * A target is a backend whose progress command is VACUUM in phase
+ * A scan is a backend whose progress command is VACUUM in phase
  * "scanning heap" (or paused in the index/heap vacuuming phases that
  * interrupt the scan when dead-tuple memory fills), or ANALYZE in
  * "acquiring sample rows" (for inheritance trees, the current child).
@@ -32,7 +33,7 @@
 
 #include "bgw_prefetch.h"
 #include "compat.h"
-#include "targets.h"
+#include "backends.h"
 
 static PgBackendStatus *status_array = NULL;
 static int	status_slots = 0;
@@ -41,7 +42,7 @@ static int	status_slots = 0;
  * Attach to the backend status array by its shared memory name.
  */
 void
-targets_attach(void)
+backends_attach(void)
 {
 	bool		found;
 	Size		size = mul_size(sizeof(PgBackendStatus),
@@ -95,7 +96,7 @@ read_slot(int slot, PgBackendStatus *copy)
  * have not started yet.
  */
 int
-targets_background_workers(void)
+backends_background_workers(void)
 {
 	int			n = 0;
 
@@ -114,7 +115,7 @@ targets_background_workers(void)
  * ANALYZE in a phase we care about.
  */
 static bool
-classify(int slot, const PgBackendStatus *st, TargetObservation *obs)
+classify(int slot, const PgBackendStatus *st, ScanObservation *obs)
 {
 	const int64 *param = st->st_progress_param;
 
@@ -167,13 +168,13 @@ classify(int slot, const PgBackendStatus *st, TargetObservation *obs)
 }
 
 /*
- * Fill out[] with every backend currently running a watched scan of a
+ * Fill out[] with every backend currently running a scan of a
  * relation of at least bgw_prefetch.min_relation_size (as far as known yet).
  * Returns the number found (at most max).  *autovacuum_running tells whether
  * any autovacuum worker exists: its next table may start at any moment.
  */
 int
-targets_discover(TargetObservation *out, int max, bool *autovacuum_running)
+backends_discover(ScanObservation *out, int max, bool *autovacuum_running)
 {
 	int			n = 0;
 
@@ -181,7 +182,7 @@ targets_discover(TargetObservation *out, int max, bool *autovacuum_running)
 	for (int slot = 0; slot < status_slots && n < max; slot++)
 	{
 		PgBackendStatus copy;
-		TargetObservation *obs = &out[n];
+		ScanObservation *obs = &out[n];
 
 		if (!read_slot(slot, &copy))
 			continue;
@@ -210,7 +211,7 @@ targets_discover(TargetObservation *out, int max, bool *autovacuum_running)
  * starts the relation each worker is expected to vacuum next.
  */
 int
-targets_autovacuum_workers(TargetObservation *out, int max)
+backends_autovacuum_workers(ScanObservation *out, int max)
 {
 	int			n = 0;
 
@@ -238,7 +239,7 @@ targets_autovacuum_workers(TargetObservation *out, int max)
  * once (at most max).  For forecast.c, which keeps a forecaster in them.
  */
 int
-targets_connected_databases(Oid *dbids, int max)
+backends_connected_databases(Oid *dbids, int max)
 {
 	int			n = 0;
 
@@ -259,18 +260,18 @@ targets_connected_databases(Oid *dbids, int max)
 }
 
 /*
- * Re-read one known target: is its process still running a watched
+ * Re-read one known scan: is its process still running the
  * command, past its scanning phase, done with the command, or gone?
  */
 ObserveResult
-targets_observe(int slot, int pid, TargetObservation *out)
+backends_observe(int slot, int pid, ScanObservation *out)
 {
 	PgBackendStatus copy;
 
 	if (!read_slot(slot, &copy) || copy.st_procpid != pid)
 		return OBSERVE_GONE;
 	if (classify(slot, &copy, out))
-		return OBSERVE_WATCHED;
+		return OBSERVE_RUNNING;
 	if (copy.st_progress_command == PROGRESS_COMMAND_VACUUM ||
 		copy.st_progress_command == PROGRESS_COMMAND_ANALYZE)
 		return OBSERVE_PHASE_DONE;
@@ -282,7 +283,7 @@ targets_observe(int slot, int pid, TargetObservation *out)
  * a command it runs started no earlier.
  */
 TimestampTz
-targets_statement_start(int slot, int pid)
+backends_statement_start(int slot, int pid)
 {
 	PgBackendStatus copy;
 
@@ -296,7 +297,7 @@ targets_statement_start(int slot, int pid)
  * to buflen - 1 bytes.  Returns false if the slot changed hands.
  */
 bool
-targets_read_activity(int slot, int pid, char *buf, int buflen)
+backends_read_activity(int slot, int pid, char *buf, int buflen)
 {
 	volatile PgBackendStatus *entry = &status_array[slot];
 	int			len = Min(buflen - 1, pgstat_track_activity_query_size - 1);
@@ -333,8 +334,8 @@ targets_read_activity(int slot, int pid, char *buf, int buflen)
  * none, so this is a fresh copy.
  */
 bool
-targets_completed_since(Oid dbid, Oid relid, PrefetchCommand command,
-						TimestampTz since)
+backends_completed_since(Oid dbid, Oid relid, PrefetchCommand command,
+						 TimestampTz since)
 {
 	PgStat_StatTabEntry *tab;
 	TimestampTz last;
@@ -353,7 +354,7 @@ targets_completed_since(Oid dbid, Oid relid, PrefetchCommand command,
  * NULL if pid has exited.
  */
 PGPROC *
-targets_proc_of(int pid)
+backends_proc_of(int pid)
 {
 	return BackendPidGetProc(pid);
 }
@@ -361,22 +362,22 @@ targets_proc_of(int pid)
 /*
  * What is the process waiting on right now: a read of a relation data file
  * (the time track_io_timing counts as read time), VACUUM's cost-based delay,
- * or something else?  proc must come from targets_proc_of(pid); it is
+ * or something else?  proc must come from backends_proc_of(pid); it is
  * checked to still be that process (a PGPROC is reused after exit).
  * wait_event_info is a single 4-byte word, read without a lock as
  * pg_stat_activity does.
  */
-TargetWait
-targets_wait(PGPROC *proc, int pid)
+BackendWait
+backends_wait(PGPROC *proc, int pid)
 {
 	uint32		wait_event_info;
 
 	if (proc == NULL || proc->pid != pid)
-		return TARGET_WAIT_OTHER;
+		return BACKEND_WAIT_OTHER;
 	wait_event_info = *((volatile uint32 *) &proc->wait_event_info);
 	if (BGWP_WAIT_IS_DATA_READ(wait_event_info))
-		return TARGET_WAIT_DATA_READ;
+		return BACKEND_WAIT_DATA_READ;
 	if (wait_event_info == WAIT_EVENT_VACUUM_DELAY)
-		return TARGET_WAIT_COST_DELAY;
-	return TARGET_WAIT_OTHER;
+		return BACKEND_WAIT_COST_DELAY;
+	return BACKEND_WAIT_OTHER;
 }
