@@ -118,7 +118,7 @@ VACUUM (FREEZE) $table;
 # OIDs) cold: shared buffers empty (a restart, after a CHECKPOINT has made
 # their pages clean) and every fork's files written out and dropped from
 # the OS page cache (sync and dd iflag=nocache, which any user who can read
-# the files may do).
+# the files may do).  Returns once the restarted server's monitor runs.
 sub make_cold
 {
 	my ($node, @relations) = @_;
@@ -141,6 +141,10 @@ sub make_cold
 		}
 	}
 	$node->start;
+	# A scan that starts before the monitor runs is joined where the monitor
+	# finds it, as the view then says: wait for the monitor, so that the
+	# caller's scan is followed from its first block.
+	monitor_pid($node) ne '' or die 'the monitor did not start';
 	return;
 }
 
