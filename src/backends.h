@@ -41,7 +41,7 @@ extern int	backends_discover(ScanObservation *out, int max,
 /* What re-reading a known scan's slot found. */
 typedef enum ObserveResult
 {
-	OBSERVE_RUNNING,			/* still scanning the relation: *out is filled */
+	OBSERVE_RUNNING,			/* still on the relation: *out is filled */
 	OBSERVE_PHASE_DONE,			/* the command is past its scanning phase */
 	OBSERVE_ENDED,				/* the same process, no command running */
 	OBSERVE_GONE				/* the process has exited */

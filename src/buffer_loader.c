@@ -467,7 +467,8 @@ scan_position(const LoaderJob *job, int64 published)
 	ScanObservation obs;
 
 	if (job->follow_vacuum &&
-		backends_observe(job->backend_slot, job->backend_pid, &obs) == OBSERVE_RUNNING &&
+		backends_observe(job->backend_slot, job->backend_pid, &obs) ==
+		OBSERVE_RUNNING &&
 		obs.relid == job->relid)
 		return Max(published, obs.position);
 	return published;

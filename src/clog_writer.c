@@ -130,7 +130,8 @@ typedef struct ClogWriterShared
 	char		disabled_reason[CLOG_WRITER_REASON_LEN];
 	int64		pages_written;
 	double		write_time;		/* ms spent in SimpleLruWritePage */
-	int64		rounds;			/* looks at the CLOG buffers, writing or not */
+	int64		rounds;			/* looks at the CLOG buffers, writing or
+								 * not */
 	TimestampTz last_write;		/* 0 = never */
 	TimestampTz stats_reset;
 } ClogWriterShared;
