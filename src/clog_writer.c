@@ -777,11 +777,7 @@ bgwp_clog_writer_main(Datum main_arg)
 					TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 												CLOG_WRITER_AUTO_HOLD_MS);
 				if (!writing)
-				{
-					/* auto, until now standing by: write at once */
-					clog_writer_set_state(CLOG_WRITER_WRITING);
-					continue;
-				}
+					continue;	/* was standing by: write at once */
 			}
 
 			timeout = clog_writer_pace(written, &long_sleep);
