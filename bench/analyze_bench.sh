@@ -29,6 +29,10 @@
 #		its minimum depth, 32)
 #	ondN	as on, with bgw_prefetch.tablespace_io_depth = 'pg_default=N'
 #		(e.g. ond1, ond4): the stream at depth N instead of 32
+#	onfa	as on, with bgw_prefetch.io_method = fadvise (the stream's
+#		reads ahead are posix_fadvise(WILLNEED) instead of io_uring reads)
+#	offmN	as off, with maintenance_io_concurrency = N (e.g. offm64):
+#		core alone, its prefetch of the sampled blocks N deep
 #	bound	as off, and the whole table read into the OS cache with cat
 #		after the drop, before the server starts (the cached bound)
 # Every timed run: ALTER SYSTEM for the configuration, stop the server,
@@ -149,8 +153,9 @@ while [ $# -gt 0 ]; do
 done
 for c in $CONFIGS; do
 	case "$c" in
-		off|on|off0|on0|bound) ;;
+		off|on|off0|on0|onfa|bound) ;;
 		ond[1-9]*) [[ "$c" =~ ^ond[1-9][0-9]*$ ]] || bad_usage "unknown configuration $c" ;;
+		offm[1-9]*) [[ "$c" =~ ^offm[1-9][0-9]*$ ]] || bad_usage "unknown configuration $c" ;;
 		*) bad_usage "unknown configuration $c" ;;
 	esac
 done
@@ -273,11 +278,16 @@ config_sql()
 		on) echo "ALTER SYSTEM SET bgw_prefetch.enabled = on; ALTER SYSTEM SET maintenance_io_concurrency = $MIC;" ;;
 		off0) echo "ALTER SYSTEM SET bgw_prefetch.enabled = off; ALTER SYSTEM SET maintenance_io_concurrency = 0;" ;;
 		on0) echo "ALTER SYSTEM SET bgw_prefetch.enabled = on; ALTER SYSTEM SET maintenance_io_concurrency = 0;" ;;
-		ond*) echo "ALTER SYSTEM SET bgw_prefetch.enabled = on; ALTER SYSTEM SET maintenance_io_concurrency = $MIC;" ;;
+		ond*|onfa) echo "ALTER SYSTEM SET bgw_prefetch.enabled = on; ALTER SYSTEM SET maintenance_io_concurrency = $MIC;" ;;
+		offm*) echo "ALTER SYSTEM SET bgw_prefetch.enabled = off; ALTER SYSTEM SET maintenance_io_concurrency = ${1#offm};" ;;
 	esac
 	case "$1" in
 		ond*) echo "ALTER SYSTEM SET bgw_prefetch.tablespace_io_depth = 'pg_default=${1#ond}';" ;;
 		*) echo "ALTER SYSTEM RESET bgw_prefetch.tablespace_io_depth;" ;;
+	esac
+	case "$1" in
+		onfa) echo "ALTER SYSTEM SET bgw_prefetch.io_method = fadvise;" ;;
+		*) echo "ALTER SYSTEM RESET bgw_prefetch.io_method;" ;;
 	esac
 }
 
@@ -335,6 +345,9 @@ cold_start()
 			[ -n "$(q "SELECT monitor_pid FROM bgw_prefetch_status()")" ] && break
 			sleep 0.05
 		done
+	fi
+	# the method of the default configuration (onfa sets its own)
+	if [ "$cfg" = on ]; then
 		IOMETHOD=$(q "SELECT io_method || coalesce(' (' || nullif(io_fallback_reason, '') || ')', '') FROM bgw_prefetch_status()")
 	fi
 }

@@ -12,7 +12,9 @@
 # freezes it, updates one row on DEMO_DIRTY_PCT % (1 by default) of its
 # pages chosen at random, and keeps a copy of the stopped cluster.  Then it
 # runs the same cold autovacuum twice, each from that copy, after dropping
-# the OS page cache: once with prefetch off (bgw_prefetch.vacuum and
+# the OS page cache, letting autovacuum at the table once bgw_prefetch's
+# forecaster has it due (as on a server where it has been running a while):
+# once with prefetch off (bgw_prefetch.vacuum and
 # bgw_prefetch.analyze off: the extension only watches and measures), once
 # on, showing pg_stat_prefetch_activity while the second runs and what
 # bgw_prefetch saw and did; the last line compares the two autovacuums as
@@ -96,6 +98,7 @@ bgw_prefetch.log_min_duration = 0	# log every watched scan
 bgw_prefetch.min_relation_size = 8MB
 bgw_prefetch.naptime = 10ms		# find the autovacuum worker sooner (default 200ms)
 
+autovacuum = off			# each run turns it on once the table is held
 autovacuum_naptime = 1s
 autovacuum_vacuum_cost_delay = 0	# unthrottled, as on fast storage: the reads show
 autovacuum_vacuum_threshold = 100
@@ -152,6 +155,32 @@ cold_start() {
 	sql -c "ALTER SYSTEM SET bgw_prefetch.vacuum = $1" \
 		-c "ALTER SYSTEM SET bgw_prefetch.\"analyze\" = $1" -c 'SELECT pg_reload_conf()' >/dev/null
 	sql -c "ALTER TABLE demo SET (autovacuum_enabled = on)"
+	release_when_forecast
+}
+
+# As on a server where bgw_prefetch has been running for a while, the
+# forecaster should know the table is due before autovacuum gets to it, so
+# that the monitor serves the autovacuum from its first block.  A fresh
+# server's autovacuum would win that race, so a session holds SHARE UPDATE
+# EXCLUSIVE on the table (autovacuum passes a locked table by) while
+# autovacuum is turned on, until the forecaster lists the table as needing a
+# vacuum (at most 30 s), then commits.
+release_when_forecast() {
+	local line
+	coproc HOLDER { sql -A -t 2>&1; }
+	echo "BEGIN; LOCK TABLE demo IN SHARE UPDATE EXCLUSIVE MODE; SELECT 'locked';" >&"${HOLDER[1]}"
+	read -r -t 60 line <&"${HOLDER[0]}" || true
+	[ "$line" = locked ] || bgwp_die "could not lock the demo table: $line"
+	sql -c "ALTER SYSTEM SET autovacuum = on" -c 'SELECT pg_reload_conf()' >/dev/null
+	for _ in $(seq 1 300); do
+		[ "$(value "SELECT count(*) FROM bgw_prefetch_forecast()
+		             WHERE relname IN ('demo', 'public.demo') AND needs_vacuum")" = 1 ] && break
+		sleep 0.1
+	done
+	echo "COMMIT; SELECT 'released';" >&"${HOLDER[1]}"
+	read -r -t 60 line <&"${HOLDER[0]}" || true
+	echo '\q' >&"${HOLDER[1]}"
+	wait "$HOLDER_PID" 2>/dev/null || true
 }
 
 # Wait until autovacuum and autoanalyze processed the table.

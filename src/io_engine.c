@@ -10,15 +10,20 @@
  * in one scratch area shared by all reads in flight, and nobody ever looks at
  * it.
  *
- * io_uring is preferred because, unlike posix_fadvise(WILLNEED), a read
- * completes when its data is really in memory (so the caller can measure
- * latency and pace itself) and the kernel cannot silently drop or trim it
- * the way readahead requests are trimmed under memory pressure.  Completions
- * are signalled on an eventfd so that the server's monitor can sleep on its
- * latch and on the engine at the same time.  When io_uring is unavailable
- * (old kernel, kernel.io_uring_disabled, seccomp profiles of container
- * runtimes that return EPERM or ENOSYS, memlock limits on kernels before
- * 5.12) the engine falls back to posix_fadvise(WILLNEED) and says why.
+ * A request is either a read or an advice.  A read completes when its data
+ * is really in memory, so the caller can measure latency and pace itself,
+ * and the kernel cannot silently drop or trim it the way readahead is
+ * trimmed under memory pressure; but it costs a copy to user memory, and
+ * every read occupies the device until it is done.  An advice
+ * (POSIX_FADV_WILLNEED) starts the kernel's readahead of the range and
+ * completes once the readahead is under way: no copy, and the kernel
+ * queues the reads as its own readahead.  With io_uring both are
+ * asynchronous (IORING_OP_READ, IORING_OP_FADVISE), completions signalled
+ * on an eventfd so that the server's monitor can sleep on its latch and on
+ * the engine at the same time.  When io_uring is unavailable (old kernel,
+ * kernel.io_uring_disabled, seccomp profiles of container runtimes that
+ * return EPERM or ENOSYS, memlock limits on kernels before 5.12) the engine
+ * falls back to posix_fadvise(WILLNEED) for both and says why.
  *
  * Both methods share the bookkeeping: a fixed array of max_inflight slots
  * (tag, submit time, result) with a free list, and a FIFO "done" queue of
@@ -69,6 +74,7 @@ typedef struct IoSlot
 	uint64_t	submit_ns;		/* CLOCK_MONOTONIC at io_engine_submit() */
 	uint64_t	latency_us;		/* valid once the slot is in the done queue */
 	int			result;			/* likewise: bytes read or -errno */
+	int			advised_len;	/* an advice: bytes advised; a read: -1 */
 	int			next_free;		/* free-list link, -1 ends the list */
 } IoSlot;
 
@@ -88,6 +94,7 @@ struct IoEngine
 
 	/* io_uring method only */
 	struct io_uring ring;
+	bool		ring_advises;	/* the kernel has IORING_OP_FADVISE */
 	int			event_fd;		/* -1 when not io_uring */
 	void	   *scratch;		/* shared destination of every read */
 	size_t		scratch_size;
@@ -175,10 +182,16 @@ harvest_cqes(IoEngine *engine)
 
 		if (idx < (uint64_t) engine->max_inflight)
 		{
+			IoSlot	   *slot = &engine->slots[idx];
+			int			result = cqe->res;
+
 			if (n == 0)
 				now = io_engine_clock_ns();
-			complete_slot(engine, (int) idx, cqe->res,
-						  (now - engine->slots[idx].submit_ns) / 1000);
+			/* an advice's CQE says 0 for success: report the bytes advised */
+			if (slot->advised_len >= 0 && result == 0)
+				result = slot->advised_len;
+			complete_slot(engine, (int) idx, result,
+						  (now - slot->submit_ns) / 1000);
 			n++;
 		}
 		io_uring_cq_advance(&engine->ring, 1);
@@ -255,7 +268,8 @@ append_sysctl_note(char *buf, size_t size)
 }
 
 /*
- * Set up the io_uring method: ring, probe for IORING_OP_READ, eventfd,
+ * Set up the io_uring method: ring, probe for IORING_OP_READ (required) and
+ * IORING_OP_FADVISE (advices are made synchronously without it), eventfd,
  * scratch buffer.  On failure everything is undone, engine->reason says why
  * and false is returned.
  */
@@ -287,6 +301,7 @@ uring_start(IoEngine *engine)
 		goto fail_ring;
 	}
 	can_read = io_uring_opcode_supported(probe, IORING_OP_READ);
+	engine->ring_advises = io_uring_opcode_supported(probe, IORING_OP_FADVISE);
 	io_uring_free_probe(probe);
 	if (!can_read)
 	{
@@ -497,48 +512,99 @@ signal_event_fd(IoEngine *engine)
 }
 
 /*
- * fadvise method: start readahead now and complete the slot at once.  The
- * result is the length asked for, trimmed at end of file (a regular file's
- * size is known) so that byte counts mean the same as with io_uring; the
- * latency is the system call's.  A zero length is completed without a
- * system call: to posix_fadvise() it means "up to end of file".
+ * The length of an advice of len bytes at offset, trimmed at end of file (a
+ * regular file's size is known) so that byte counts mean the same as a
+ * read's: 0 beyond the end.  Returns -errno if fstat() fails.
+ */
+static int64_t
+advice_length(int fd, off_t offset, size_t len)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) != 0)
+		return -errno;
+	if (S_ISREG(st.st_mode))
+	{
+		if (offset >= st.st_size)
+			return 0;
+		if ((off_t) len > st.st_size - offset)
+			return st.st_size - offset;
+	}
+	return (int64_t) len;
+}
+
+/*
+ * Synchronous advice (the fadvise method, or io_uring without
+ * IORING_OP_FADVISE): start readahead now and complete the slot at once;
+ * the latency is the system call's.  Nothing to advise (a zero length, or
+ * beyond the end of the file) completes without a system call: to
+ * posix_fadvise() a zero length means "up to end of file".
  */
 static void
 fadvise_now(IoEngine *engine, int idx, int fd, off_t offset, size_t len)
 {
-	struct stat st;
+	int64_t		advised = advice_length(fd, offset, len);
 	uint64_t	start;
 	int			rc;
 
-	if (fstat(fd, &st) != 0)
+	if (advised <= 0)
 	{
-		complete_slot(engine, idx, -errno, 0);
-		return;
-	}
-	if (S_ISREG(st.st_mode))
-	{
-		if (offset >= st.st_size)
-			len = 0;
-		else if ((off_t) len > st.st_size - offset)
-			len = st.st_size - offset;
-	}
-	if (len == 0)
-	{
-		complete_slot(engine, idx, 0, 0);
+		complete_slot(engine, idx, (int) advised, 0);
 		return;
 	}
 	start = io_engine_clock_ns();
-	rc = posix_fadvise(fd, offset, (off_t) len, POSIX_FADV_WILLNEED);
-	complete_slot(engine, idx, rc == 0 ? (int) len : -rc,
+	rc = posix_fadvise(fd, offset, (off_t) advised, POSIX_FADV_WILLNEED);
+	complete_slot(engine, idx, rc == 0 ? (int) advised : -rc,
 				  (io_engine_clock_ns() - start) / 1000);
 }
 
 /*
- * Queue a read; see io_engine.h.  A negative offset or a length above
- * max_read_bytes (which would overrun the scratch buffer) is not sent to
- * the kernel: it completes at once with -EINVAL, so the caller sees the
- * error where it sees every other result.
+ * Take a slot for a request, or refuse (false) when all are in use.  A
+ * negative offset or a length above max_read_bytes (which would overrun the
+ * scratch buffer) is not sent to the kernel: it completes at once with
+ * -EINVAL, so the caller sees the error where it sees every other result,
+ * and *idx is set to -1.
  */
+static bool
+start_request(IoEngine *engine, off_t offset, size_t len, uint64_t tag,
+			  int *idx)
+{
+	if (engine->nfree == 0)
+		return false;
+
+	*idx = slot_alloc(engine);
+	engine->slots[*idx].tag = tag;
+	engine->slots[*idx].submit_ns = io_engine_clock_ns();
+	engine->slots[*idx].advised_len = -1;
+
+	if (offset < 0 || len > engine->max_read_bytes)
+	{
+		complete_slot(engine, *idx, -EINVAL, 0);
+		if (engine->method == IO_METHOD_IO_URING)
+			signal_event_fd(engine);
+		*idx = -1;
+	}
+	return true;
+}
+
+/*
+ * The SQE for a request in slot idx.  The SQ ring has at least max_inflight
+ * entries and each one queued holds a slot, so there is always a free SQE
+ * here; if not, the slot is released and NULL returned.
+ */
+static struct io_uring_sqe *
+request_sqe(IoEngine *engine, int idx)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&engine->ring);
+
+	if (sqe == NULL)
+		slot_release(engine, idx);
+	else
+		io_uring_sqe_set_data64(sqe, (uint64_t) idx);
+	return sqe;
+}
+
+/* Queue a read; see io_engine.h. */
 bool
 io_engine_submit(IoEngine *engine, int fd, off_t offset, size_t len,
 				 uint64_t tag)
@@ -546,20 +612,10 @@ io_engine_submit(IoEngine *engine, int fd, off_t offset, size_t len,
 	struct io_uring_sqe *sqe;
 	int			idx;
 
-	if (engine->nfree == 0)
+	if (!start_request(engine, offset, len, tag, &idx))
 		return false;
-
-	idx = slot_alloc(engine);
-	engine->slots[idx].tag = tag;
-	engine->slots[idx].submit_ns = io_engine_clock_ns();
-
-	if (offset < 0 || len > engine->max_read_bytes)
-	{
-		complete_slot(engine, idx, -EINVAL, 0);
-		if (engine->method == IO_METHOD_IO_URING)
-			signal_event_fd(engine);
-		return true;
-	}
+	if (idx < 0)
+		return true;			/* completed with -EINVAL */
 
 	if (engine->method == IO_METHOD_FADVISE)
 	{
@@ -567,19 +623,53 @@ io_engine_submit(IoEngine *engine, int fd, off_t offset, size_t len,
 		return true;
 	}
 
-	/*
-	 * The SQ ring has at least max_inflight entries and each one queued
-	 * holds a slot, so there is always a free SQE here; stay safe anyway.
-	 */
-	sqe = io_uring_get_sqe(&engine->ring);
+	sqe = request_sqe(engine, idx);
 	if (sqe == NULL)
-	{
-		slot_release(engine, idx);
 		return false;
-	}
 	io_uring_prep_read(sqe, fd, engine->scratch, (unsigned) len,
 					   (uint64_t) offset);
-	io_uring_sqe_set_data64(sqe, (uint64_t) idx);
+	return true;
+}
+
+/*
+ * Queue an advice; see io_engine.h.  The length is trimmed at end of file
+ * before it goes to the kernel, so that the completion's byte count, like a
+ * short read's, tells the caller where the file ends.
+ */
+bool
+io_engine_advise(IoEngine *engine, int fd, off_t offset, size_t len,
+				 uint64_t tag)
+{
+	struct io_uring_sqe *sqe;
+	int64_t		advised;
+	int			idx;
+
+	if (!start_request(engine, offset, len, tag, &idx))
+		return false;
+	if (idx < 0)
+		return true;			/* completed with -EINVAL */
+
+	if (engine->method == IO_METHOD_FADVISE || !engine->ring_advises)
+	{
+		fadvise_now(engine, idx, fd, offset, len);
+		if (engine->method == IO_METHOD_IO_URING)
+			signal_event_fd(engine);
+		return true;
+	}
+	advised = advice_length(fd, offset, len);
+	if (advised <= 0)
+	{
+		complete_slot(engine, idx, (int) advised, 0);
+		signal_event_fd(engine);
+		return true;
+	}
+
+	sqe = request_sqe(engine, idx);
+	if (sqe == NULL)
+		return false;
+	engine->slots[idx].advised_len = (int) advised;
+	io_uring_prep_fadvise(sqe, fd, (uint64_t) offset, (off_t) advised,
+						  POSIX_FADV_WILLNEED);
 	return true;
 }
 

@@ -10,13 +10,19 @@
  * reads at once is harmless, and it keeps memory use constant whatever the
  * depth).
  *
+ * Two kinds of request: a read, which completes when the data is in memory
+ * (and costs a copy into the scratch area), and an advice
+ * (POSIX_FADV_WILLNEED), which completes once the kernel's readahead of the
+ * range is under way (no copy, no measure of the read itself).
+ *
  * Two methods:
- *	- io_uring (liburing): IORING_OP_READ of buffered files, completions
- *	  signalled on an eventfd so that the caller can sleep on it together
- *	  with its latch; latency of each read is measured.
- *	- fadvise: posix_fadvise(POSIX_FADV_WILLNEED), which starts kernel
- *	  readahead and returns; its "completion" is immediate and carries the
- *	  system call's own duration, not the read's.
+ *	- io_uring (liburing): reads are IORING_OP_READ of buffered files,
+ *	  advices IORING_OP_FADVISE (a synchronous posix_fadvise() on kernels
+ *	  without it); completions signalled on an eventfd so that the caller
+ *	  can sleep on it together with its latch; latency of each measured.
+ *	- fadvise: both kinds are posix_fadvise(POSIX_FADV_WILLNEED), which
+ *	  starts kernel readahead and returns; the "completion" is immediate
+ *	  and carries the system call's own duration, not the read's.
  *
  * If io_uring cannot be set up (kernel too old, io_uring_disabled sysctl,
  * seccomp returning EPERM/ENOSYS) creation falls back to fadvise and records
@@ -84,6 +90,14 @@ extern int	io_engine_inflight(const IoEngine *engine);
  * offset or len > max_read_bytes is accepted and completes with -EINVAL.
  */
 extern bool io_engine_submit(IoEngine *engine, int fd, off_t offset,
+							 size_t len, uint64_t tag);
+
+/*
+ * Queue an advice for len bytes at offset of fd, as io_engine_submit()
+ * queues a read (same limits, same completions).  Its result is the number
+ * of bytes advised: len, trimmed at the end of a regular file.
+ */
+extern bool io_engine_advise(IoEngine *engine, int fd, off_t offset,
 							 size_t len, uint64_t tag);
 
 /* Hand every queued read to the kernel; returns 0 or -errno. */

@@ -6,9 +6,10 @@
  *
  * For each active target: its segment files (opened on demand, counted by
  * fd.c, closed when unlinked), the next blocks of its plan (the VACUUM
- * planner over the current visibility map, or the ANALYZE window), reads of
- * up to BGWP_MAX_READ_BLOCKS issued to the I/O engine within the target's
- * distance, its I/O window and its tablespace's depth, and their
+ * planner over the current visibility map, or the ANALYZE window), ranges
+ * of up to BGWP_MAX_READ_BLOCKS issued to the I/O engine (advised for a
+ * VACUUM, read for an ANALYZE stream or the buffer loader) within the
+ * target's distance, its I/O window and its tablespace's depth, and their
  * completions accounted (late, ready, unused); with read_into =
  * shared_buffers, the ranges handed to the buffer loader.  The ANALYZE cost
  * model of each tablespace is kept here too: it learns from stream reads.
@@ -346,6 +347,25 @@ tablespace_inflight(Oid spcnode)
 }
 
 /*
+ * Hand one planned range to the engine.  A VACUUM's plan is advised
+ * (POSIX_FADV_WILLNEED, through io_uring): the VACUUM reads its pages
+ * through the kernel's own readahead, which a read of ours would race, and
+ * a read's copy into user memory costs CPU that, on a small machine, the
+ * VACUUM and the foreground need; an advice costs neither, and the blocks
+ * are just as cached when the VACUUM gets there.  An ANALYZE stream is
+ * read: its pacing and the tablespace's learnt cost need the time each
+ * read took.  So is a range for the buffer loader, which must find it in
+ * the OS cache when the read completes.
+ */
+static bool
+submit_range(PrefetchTarget *t, int fd, off_t offset, size_t len, uint64 tag)
+{
+	if (t->obs.command == PREFETCH_CMD_VACUUM && !t->loading)
+		return io_engine_advise(prefetch_engine, fd, offset, len, tag);
+	return io_engine_submit(prefetch_engine, fd, offset, len, tag);
+}
+
+/*
  * Issue reads for one target while it is within its distance, its I/O
  * window and its tablespace's depth.  A cost-limited scan (its backend
  * sleeps most of its time in its cost-based delay, prefetch_follow.c) is
@@ -437,9 +457,8 @@ submit_reads(PrefetchTarget *t)
 		}
 		slot = (t->ring_head + t->ring_count) % BGWP_RANGE_RING;
 		tag = ((uint64) (t - prefetch_targets) << 32) | (uint64) slot;
-		if (!io_engine_submit(prefetch_engine, fd,
-							  (off_t) (start % RELSEG_SIZE) * BLCKSZ,
-							  (size_t) n * BLCKSZ, tag))
+		if (!submit_range(t, fd, (off_t) (start % RELSEG_SIZE) * BLCKSZ,
+						  (size_t) n * BLCKSZ, tag))
 			break;				/* prefetch_engine full: the read stays pending */
 		t->pending_nblocks = 0;
 		t->ranges[slot].start = start;

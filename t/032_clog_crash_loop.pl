@@ -32,7 +32,7 @@
 # pgbench runs with -n (BgwPrefetchTest::start_pgbench): without it every
 # run truncates pgbench_history first, which breaks the invariant with or
 # without a crash and with or without this extension -- the cause of the
-# report (doc/clog_writer.md, "Crash safety").
+# report (doc/clog_writer.md, "Tests").
 #
 # That the test catches a writer that breaks the SLRU write protocol is
 # checked by test/clog_mutation.sh, which runs this file against builds with

@@ -46,7 +46,7 @@ bgwp_select_pg "${BGWP_TEST_VERSION:-15}"
 MUTATIONS=("$@")
 [ ${#MUTATIONS[@]} -gt 0 ] || MUTATIONS=(none skip_write)
 
-bgwp_is_root || bgwp_die "run as root: the mutated builds are installed into the PostgreSQL 15 directories"
+bgwp_is_root || bgwp_die "run as root: the mutated builds are installed into the tested server's directories"
 
 WORK=$(bgwp_make_workdir bgwp_mutation)
 cleanup() {

@@ -36,12 +36,20 @@ STREAM_DEPTH_STYLES = ["lc rgb '#8c564b' dt 4 pt 10", "lc rgb '#e377c2' dt 4 pt 
 
 
 def add_stream_depth_configs(present):
-    """ondN configurations (stream depth N, mic 10): ordered by N, before the bound"""
-    extra = sorted((c for c in present if re.fullmatch(r"ond[1-9][0-9]*", c)), key=lambda c: int(c[3:]))
-    for i, c in enumerate(extra):
+    """The optional configurations, before the bound: ondN (stream depth N,
+    mic 10) ordered by N, onfa (io_method fadvise), offmN (core alone at
+    mic N) ordered by N"""
+    def by_n(prefix):
+        return sorted((c for c in present if re.fullmatch(prefix + r"[1-9][0-9]*", c)),
+                      key=lambda c: int(c[len(prefix):]))
+    labels = [(c, "(b2) on, mic 10, stream depth %s" % c[3:]) for c in by_n("ond")]
+    if "onfa" in present:
+        labels.append(("onfa", "(b3) on, mic 10, io_method fadvise"))
+    labels += [(c, "(a2) off, mic %s" % c[4:]) for c in by_n("offm")]
+    for i, (c, label) in enumerate(labels):
         if c not in CONFIG_ORDER:
             CONFIG_ORDER.insert(CONFIG_ORDER.index("bound"), c)
-            CONFIG_LABEL[c] = "(b2) on, mic 10, stream depth %s" % c[3:]
+            CONFIG_LABEL[c] = label
             STYLES[c] = STREAM_DEPTH_STYLES[i % len(STREAM_DEPTH_STYLES)]
 
 

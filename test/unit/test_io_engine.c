@@ -5,13 +5,14 @@
  *
  * The engine's value is in what the kernel does with its requests, so this
  * test uses no mocks: it writes a 64 MB temporary file (under $TMPDIR, else
- * /tmp), and for both methods checks that every submitted read comes back
- * exactly once with the right byte count (8 kB blocks and coalesced 128 kB
- * ranges, end of file, bad descriptors, invalid arguments), the in-flight
+ * /tmp), and for both methods checks that every submitted read and advice
+ * comes back exactly once with the right byte count (8 kB blocks and
+ * coalesced 128 kB ranges, end of file, bad descriptors, invalid
+ * arguments), the in-flight
  * accounting and the capacity limit, the eventfd protocol, bounded waits,
  * destruction with reads in flight, and, with mincore(), that the pages
- * read really end up in the page cache after POSIX_FADV_DONTNEED emptied
- * it.  A forked child with a seccomp filter checks the fallback to fadvise
+ * read or advised really end up in the page cache after
+ * POSIX_FADV_DONTNEED emptied it.  A forked child with a seccomp filter checks the fallback to fadvise
  * when io_uring_setup is refused.
  *
  * The temporary file is unlinked as soon as it is created, so it goes away
@@ -91,10 +92,20 @@ typedef struct Req
 	int			fd;
 	off_t		offset;
 	size_t		len;
+	bool		advise;			/* io_engine_advise() instead of a read */
 	int			expect;			/* expected result */
 	int			result;
 	int			seen;			/* completions carrying this tag */
 } Req;
+
+/* Submit a request as a read or an advice, as it says. */
+static bool
+submit_req(IoEngine *engine, const Req *req, uint64_t tag)
+{
+	if (req->advise)
+		return io_engine_advise(engine, req->fd, req->offset, req->len, tag);
+	return io_engine_submit(engine, req->fd, req->offset, req->len, tag);
+}
 
 /*
  * Push reqs[0..n-1] through the engine keeping it as full as it accepts
@@ -118,9 +129,7 @@ drive(IoEngine *engine, Req *reqs, int n, int capacity)
 	{
 		int			got;
 
-		while (next < n && io_engine_submit(engine, reqs[next].fd,
-											reqs[next].offset, reqs[next].len,
-											(uint64_t) next))
+		while (next < n && submit_req(engine, &reqs[next], (uint64_t) next))
 			next++;
 		if (io_engine_inflight(engine) > max_seen)
 			max_seen = io_engine_inflight(engine);
@@ -190,6 +199,7 @@ random_req(Req *req, int fd)
 	req->fd = fd;
 	req->len = range ? RANGE_SIZE : BLCKSZ;
 	req->offset = (off_t) (rng_next() % ((FILE_SIZE - req->len) / BLCKSZ + 1)) * BLCKSZ;
+	req->advise = false;
 	req->expect = (int) req->len;
 	req->result = 0;
 	req->seen = 0;
@@ -386,24 +396,31 @@ test_edges(IoMethod method, int fd)
 	closed_fd = dup(fd);
 	close(closed_fd);
 
+	/* the same cases as reads, then as advices: the same results */
+	for (int advise = 0; advise <= 1; advise++)
+	{
+		n = 0;
 #define ADD(f, o, l, e) \
 	(reqs[n].fd = (f), reqs[n].offset = (o), reqs[n].len = (l), \
-	 reqs[n].expect = (e), reqs[n].result = 0, reqs[n].seen = 0, n++)
-	ADD(fd, FILE_SIZE - 4096, BLCKSZ, 4096);	/* short read at EOF */
-	ADD(fd, FILE_SIZE - 4096, RANGE_SIZE, 4096);
-	ADD(fd, FILE_SIZE, BLCKSZ, 0);	/* at EOF */
-	ADD(fd, FILE_SIZE + 1024 * 1024, BLCKSZ, 0);	/* past EOF */
-	ADD(fd, 0, 0, 0);			/* empty read */
-	ADD(closed_fd, 0, BLCKSZ, -EBADF);
-	ADD(-1, 0, BLCKSZ, -EBADF);
-	ADD(fd, -BLCKSZ, BLCKSZ, -EINVAL);	/* negative offset */
-	ADD(fd, 0, RANGE_SIZE + 1, -EINVAL);	/* would overrun the scratch */
-	ADD(fd, 0, RANGE_SIZE, RANGE_SIZE); /* still works after errors */
-	ADD(fd, 3 * BLCKSZ, BLCKSZ, BLCKSZ);
+	 reqs[n].advise = advise, reqs[n].expect = (e), reqs[n].result = 0, \
+	 reqs[n].seen = 0, n++)
+		ADD(fd, FILE_SIZE - 4096, BLCKSZ, 4096);	/* short read at EOF */
+		ADD(fd, FILE_SIZE - 4096, RANGE_SIZE, 4096);
+		ADD(fd, FILE_SIZE, BLCKSZ, 0);	/* at EOF */
+		ADD(fd, FILE_SIZE + 1024 * 1024, BLCKSZ, 0);	/* past EOF */
+		ADD(fd, 0, 0, 0);		/* empty read */
+		ADD(closed_fd, 0, BLCKSZ, -EBADF);
+		ADD(-1, 0, BLCKSZ, -EBADF);
+		ADD(fd, -BLCKSZ, BLCKSZ, -EINVAL);	/* negative offset */
+		ADD(fd, 0, RANGE_SIZE + 1, -EINVAL);	/* would overrun the scratch */
+		ADD(fd, 0, RANGE_SIZE, RANGE_SIZE); /* still works after errors */
+		ADD(fd, 3 * BLCKSZ, BLCKSZ, BLCKSZ);
 #undef ADD
-	drive(engine, reqs, n, 4);
-	check_reqs(reqs, n, "edges");
-	CHECK(io_engine_inflight(engine) == 0, "inflight %d after edges", io_engine_inflight(engine));
+		drive(engine, reqs, n, 4);
+		check_reqs(reqs, n, advise ? "edges, advices" : "edges");
+		CHECK(io_engine_inflight(engine) == 0, "inflight %d after edges",
+			  io_engine_inflight(engine));
+	}
 	io_engine_destroy(engine);
 
 	/* A pipe: io_uring waits for data, fadvise says ESPIPE. */
@@ -556,14 +573,17 @@ timeout_default_ms(void)
  * Pages of reqs[0..n) resident after the reads (vec: mincore() buffer),
  * once at least RESIDENT_PCT per cent of the wanted pages are or, if they
  * never are, at the end.  io_uring reads are in the cache once reaped: one
- * look.  fadvise readahead has no completion to wait for: it is looked at
- * until it has brought in that share, up to the default timeout (only a
- * failure waits that long).  -1 if mincore() failed.
+ * look.  Readahead (the fadvise method, or advices) has no completion to
+ * wait for: it is looked at until it has brought in that share, up to the
+ * default timeout (only a failure waits that long).  -1 if mincore()
+ * failed.
  */
 static int
 resident_after_reads(IoMethod method, unsigned char *vec, const Req *reqs, int n,
 					 int wanted)
 {
+	bool		readahead = method == IO_METHOD_FADVISE || (n > 0 && reqs[0].advise);
+
 	int			resident = -1;
 
 	for (long waited = 0;; waited += 10)
@@ -574,7 +594,7 @@ resident_after_reads(IoMethod method, unsigned char *vec, const Req *reqs, int n
 		for (int i = 0; i < n; i++)
 			resident += resident_pages(vec, reqs[i].offset, reqs[i].len);
 		if ((long) resident * 100 >= (long) wanted * RESIDENT_PCT ||
-			method == IO_METHOD_IO_URING || waited >= timeout_default_ms())
+			!readahead || waited >= timeout_default_ms())
 			return resident;
 		usleep(10000);
 	}
@@ -631,6 +651,21 @@ test_page_cache(IoMethod method, int fd)
 	resident = resident_after_reads(method, vec, reqs, NREQ, wanted);
 	CHECK((long) resident * 100 >= (long) wanted * RESIDENT_PCT,
 		  "%d of %d pages resident after the reads, fewer than %d%%",
+		  resident, wanted, RESIDENT_PCT);
+
+	/* The same ranges advised instead of read bring the same pages in. */
+	evict(fd);
+	for (int i = 0; i < NREQ; i++)
+	{
+		reqs[i].advise = true;
+		reqs[i].result = 0;
+		reqs[i].seen = 0;
+	}
+	drive(engine, reqs, NREQ, DEPTH);
+	check_reqs(reqs, NREQ, "page cache advices");
+	resident = resident_after_reads(method, vec, reqs, NREQ, wanted);
+	CHECK((long) resident * 100 >= (long) wanted * RESIDENT_PCT,
+		  "%d of %d pages resident after the advices, fewer than %d%%",
 		  resident, wanted, RESIDENT_PCT);
 
 	/* Destroy right after flushing: it waits, so the pages are there. */
