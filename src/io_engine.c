@@ -588,20 +588,63 @@ start_request(IoEngine *engine, off_t offset, size_t len, uint64_t tag,
 }
 
 /*
- * The SQE for a request in slot idx.  The SQ ring has at least max_inflight
- * entries and each one queued holds a slot, so there is always a free SQE
- * here; if not, the slot is released and NULL returned.
+ * Queue a read or an advice of len bytes at offset of fd.  Without io_uring,
+ * or for an advice the kernel's ring cannot make, the request is an advice
+ * made at once.  An advice's length is trimmed at end of file before it
+ * goes to the kernel, so that its completion's byte count, like a short
+ * read's, tells the caller where the file ends.  The SQ ring has at least
+ * max_inflight entries and each one queued holds a slot, so there is always
+ * a free SQE; stay safe anyway.
  */
-static struct io_uring_sqe *
-request_sqe(IoEngine *engine, int idx)
+static bool
+queue_request(IoEngine *engine, int fd, off_t offset, size_t len,
+			  uint64_t tag, bool advice)
 {
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&engine->ring);
+	struct io_uring_sqe *sqe;
+	int64_t		advised = 0;
+	int			idx;
 
+	if (!start_request(engine, offset, len, tag, &idx))
+		return false;
+	if (idx < 0)
+		return true;			/* completed with -EINVAL */
+
+	if (engine->method == IO_METHOD_FADVISE ||
+		(advice && !engine->ring_advises))
+	{
+		fadvise_now(engine, idx, fd, offset, len);
+		if (engine->method == IO_METHOD_IO_URING)
+			signal_event_fd(engine);
+		return true;
+	}
+	if (advice)
+	{
+		advised = advice_length(fd, offset, len);
+		if (advised <= 0)
+		{
+			complete_slot(engine, idx, (int) advised, 0);
+			signal_event_fd(engine);
+			return true;
+		}
+	}
+
+	sqe = io_uring_get_sqe(&engine->ring);
 	if (sqe == NULL)
+	{
 		slot_release(engine, idx);
+		return false;
+	}
+	io_uring_sqe_set_data64(sqe, (uint64_t) idx);
+	if (advice)
+	{
+		engine->slots[idx].advised_len = (int) advised;
+		io_uring_prep_fadvise(sqe, fd, (uint64_t) offset, (off_t) advised,
+							  POSIX_FADV_WILLNEED);
+	}
 	else
-		io_uring_sqe_set_data64(sqe, (uint64_t) idx);
-	return sqe;
+		io_uring_prep_read(sqe, fd, engine->scratch, (unsigned) len,
+						   (uint64_t) offset);
+	return true;
 }
 
 /* Queue a read; see io_engine.h. */
@@ -609,68 +652,15 @@ bool
 io_engine_submit(IoEngine *engine, int fd, off_t offset, size_t len,
 				 uint64_t tag)
 {
-	struct io_uring_sqe *sqe;
-	int			idx;
-
-	if (!start_request(engine, offset, len, tag, &idx))
-		return false;
-	if (idx < 0)
-		return true;			/* completed with -EINVAL */
-
-	if (engine->method == IO_METHOD_FADVISE)
-	{
-		fadvise_now(engine, idx, fd, offset, len);
-		return true;
-	}
-
-	sqe = request_sqe(engine, idx);
-	if (sqe == NULL)
-		return false;
-	io_uring_prep_read(sqe, fd, engine->scratch, (unsigned) len,
-					   (uint64_t) offset);
-	return true;
+	return queue_request(engine, fd, offset, len, tag, false);
 }
 
-/*
- * Queue an advice; see io_engine.h.  The length is trimmed at end of file
- * before it goes to the kernel, so that the completion's byte count, like a
- * short read's, tells the caller where the file ends.
- */
+/* Queue an advice; see io_engine.h. */
 bool
 io_engine_advise(IoEngine *engine, int fd, off_t offset, size_t len,
 				 uint64_t tag)
 {
-	struct io_uring_sqe *sqe;
-	int64_t		advised;
-	int			idx;
-
-	if (!start_request(engine, offset, len, tag, &idx))
-		return false;
-	if (idx < 0)
-		return true;			/* completed with -EINVAL */
-
-	if (engine->method == IO_METHOD_FADVISE || !engine->ring_advises)
-	{
-		fadvise_now(engine, idx, fd, offset, len);
-		if (engine->method == IO_METHOD_IO_URING)
-			signal_event_fd(engine);
-		return true;
-	}
-	advised = advice_length(fd, offset, len);
-	if (advised <= 0)
-	{
-		complete_slot(engine, idx, (int) advised, 0);
-		signal_event_fd(engine);
-		return true;
-	}
-
-	sqe = request_sqe(engine, idx);
-	if (sqe == NULL)
-		return false;
-	engine->slots[idx].advised_len = (int) advised;
-	io_uring_prep_fadvise(sqe, fd, (uint64_t) offset, (off_t) advised,
-						  POSIX_FADV_WILLNEED);
-	return true;
+	return queue_request(engine, fd, offset, len, tag, true);
 }
 
 /*
