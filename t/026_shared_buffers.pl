@@ -206,9 +206,12 @@ sub ddl_lets_go_ok
 	my $ds = $node->background_psql('postgres', on_error_stop => 0);
 	my $dpid = $ds->query_safe('SELECT pg_backend_pid()');
 	$ds->query_until(qr/ddl starts/, "\\echo ddl starts\n$ddl;\n\\echo ddl done\n");
-	# the loader logs that it lets go, and leaves
+	# the loader logs that it lets go, and leaves: seeing the DDL wait, or,
+	# if the DDL came while it was between two of its short transactions,
+	# failing to take its lock again (a lock request that conflicts with a
+	# waiter's is refused)
 	$node->wait_for_log(
-		qr/buffer loader for relation \d+ let go: a conflicting lock is awaited/,
+		qr/buffer loader for relation \d+ let go: (a conflicting lock is awaited|its lock is not available)/,
 		$log_offset);
 	ok($node->poll_query_until('postgres', 'SELECT ' . loader_running_sql() . ' = 0'),
 		"$ddl: the loader exited");
