@@ -320,8 +320,8 @@ bgwp_define_gucs(void)
 							PGC_SIGHUP, GUC_UNIT_MS,
 							NULL, NULL, NULL);
 	DefineCustomEnumVariable("bgw_prefetch.io_method",
-							 "How blocks are pre-read: io_uring reads, or posix_fadvise(WILLNEED).",
-							 "If io_uring cannot be set up the engine falls back to fadvise and says why.",
+							 "How blocks are pre-read: through io_uring, or by synchronous posix_fadvise(WILLNEED).",
+							 "With io_uring a VACUUM's planned blocks are advised and an ANALYZE stream is read. If io_uring cannot be set up the engine falls back to fadvise and says why.",
 							 &bgwp_io_method, IO_METHOD_IO_URING,
 							 bgwp_io_method_options, PGC_SIGHUP, 0,
 							 NULL, NULL, NULL);
