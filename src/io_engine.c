@@ -535,15 +535,15 @@ advice_length(int fd, off_t offset, size_t len)
 
 /*
  * Synchronous advice (the fadvise method, or io_uring without
- * IORING_OP_FADVISE): start readahead now and complete the slot at once;
- * the latency is the system call's.  Nothing to advise (a zero length, or
- * beyond the end of the file) completes without a system call: to
- * posix_fadvise() a zero length means "up to end of file".
+ * IORING_OP_FADVISE) of advised bytes, advice_length()'s answer: start
+ * readahead now and complete the slot at once; the latency is the system
+ * call's.  Nothing to advise (a zero length, or beyond the end of the file)
+ * or an fstat() error completes without a system call: to posix_fadvise()
+ * a zero length means "up to end of file".
  */
 static void
-fadvise_now(IoEngine *engine, int idx, int fd, off_t offset, size_t len)
+fadvise_now(IoEngine *engine, int idx, int fd, off_t offset, int64_t advised)
 {
-	int64_t		advised = advice_length(fd, offset, len);
 	uint64_t	start;
 	int			rc;
 
@@ -609,21 +609,15 @@ queue_request(IoEngine *engine, int fd, off_t offset, size_t len,
 	if (idx < 0)
 		return true;			/* completed with -EINVAL */
 
-	if (engine->method == IO_METHOD_FADVISE ||
-		(advice && !engine->ring_advises))
-	{
-		fadvise_now(engine, idx, fd, offset, len);
-		if (engine->method == IO_METHOD_IO_URING)
-			signal_event_fd(engine);
-		return true;
-	}
-	if (advice)
+	if (advice || engine->method == IO_METHOD_FADVISE)
 	{
 		advised = advice_length(fd, offset, len);
-		if (advised <= 0)
+		if (advised <= 0 || engine->method == IO_METHOD_FADVISE ||
+			!engine->ring_advises)
 		{
-			complete_slot(engine, idx, (int) advised, 0);
-			signal_event_fd(engine);
+			fadvise_now(engine, idx, fd, offset, advised);
+			if (engine->method == IO_METHOD_IO_URING)
+				signal_event_fd(engine);
 			return true;
 		}
 	}
