@@ -35,6 +35,8 @@
 #	- each table's autovacuum: elapsed, heap-scan phase, index-vacuum phase,
 #	  second heap pass (pg_stat_progress_vacuum sampled every 20 ms), and
 #	  read time and read rate (its log line; pg_stat_prefetch's beside it);
+#	- where the heap-scan phases spend their time: the share of those 20 ms
+#	  samples in which the worker waited on each wait event (CPU: none);
 #	- the foreground: latency p50 / p90 / p95 / p99 / p99.9, the number of
 #	  transactions over 50 ms and the schedule lag p99 of the transactions
 #	  scheduled while any large table was being vacuumed, and the p99 from
@@ -63,7 +65,9 @@
 #                   onserve: on with bgw_prefetch.cost_limited_depth = -1
 #                   (the default: cost-limited autovacuums read ahead for);
 #                   onhold: on with cost_limited_depth = 0 (nothing read
-#                   ahead of them);
+#                   ahead of them); onmdN: on with bgw_prefetch.max_distance
+#                   = 'N MB' (onmd2: a VACUUM's distance never grows past
+#                   its initial 256 blocks);
 #                   none: the extension not loaded (no monitor, no forecaster)
 #   --so PATH       the bgw_prefetch.so to test (default: the installed one)
 #   --out NAME      result files bench/results/NAME.md, NAME_runs.csv and
@@ -114,7 +118,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 for c in $CONFIGS; do
-	[[ "$c" =~ ^(none|off|on|on[0-9]+|onfa|onserve|onhold)$ ]] || bad_usage "--configs: none, off, on, onN, onfa, onserve or onhold, not $c"
+	[[ "$c" =~ ^(none|off|on|on[0-9]+|onfa|onserve|onhold|onmd[0-9]+)$ ]] || bad_usage "--configs: none, off, on, onN, onfa, onserve, onhold or onmdN, not $c"
 done
 need_root "every run drops the OS page cache"
 command -v python3 >/dev/null || die "python3 is needed"
@@ -170,7 +174,7 @@ as_pg cp -a "$PGDATA" "$WORK/template"
 
 # ---------------------------------------------------------------- runs
 CSV=$RESDIR/${NAME}_runs.csv
-echo "round,seq,config,cost_delay,kind,name,elapsed_s,heap_scan_s,index_vacuum_s,heap_vacuum_s,log_read_ms,log_read_rate,view_read_ms,view_read_rate,prefetched,scanned,p50_ms,p99_ms,p999_ms,lag_p99_ms,txns,load1,p90_ms,p95_ms,over_50ms" >"$CSV"
+echo "round,seq,config,cost_delay,kind,name,elapsed_s,heap_scan_s,index_vacuum_s,heap_vacuum_s,log_read_ms,log_read_rate,view_read_ms,view_read_rate,prefetched,scanned,p50_ms,p99_ms,p999_ms,lag_p99_ms,txns,load1,p90_ms,p95_ms,over_50ms,heap_scan_waits" >"$CSV"
 SEQ=0
 
 # The copy of the template is gigabytes the virtual disk's host may still
@@ -205,6 +209,7 @@ run()
 		onfa) setting="bgw_prefetch.io_method = 'fadvise'" ;;
 		onserve) setting="bgw_prefetch.cost_limited_depth = -1" ;;
 		onhold) setting="bgw_prefetch.cost_limited_depth = 0" ;;
+		onmd*) setting="bgw_prefetch.max_distance = '${config#onmd}MB'" ;;
 		on*) setting="bgw_prefetch.tablespace_io_depth = 'pg_default=${config#on}'" ;;
 	esac
 	next_run_dir
@@ -221,10 +226,13 @@ EOF
 	off=$(stat -c %s "$SERVERLOG" 2>/dev/null || echo 0)
 	pg_start
 	hold_tables "$BIG_LIST"
-	# the progress sampler: one session, one line every 20 ms while it runs
+	# the progress sampler: one session, one line every 20 ms while it runs,
+	# with what the autovacuum worker waits on (CPU: it waits on nothing)
 	PGAPPNAME=progress_sampler psql_ -qAt >"$RUNDIR/progress.txt" 2>&1 <<EOF &
-SELECT extract(epoch FROM clock_timestamp()), c.relname, p.phase
+SELECT extract(epoch FROM clock_timestamp()), c.relname, p.phase,
+       coalesce(a.wait_event, 'CPU')
   FROM pg_stat_progress_vacuum p JOIN pg_class c ON c.oid = p.relid
+  JOIN pg_stat_activity a ON a.pid = p.pid
  WHERE c.relname IN ($BIG_IN) \watch 0.02
 EOF
 	sampler=$!

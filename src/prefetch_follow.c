@@ -191,6 +191,7 @@ prefetcher_sample(TimestampTz now)
 		{
 			case BACKEND_WAIT_DATA_READ:
 				t->read_wait_us += now - t->last_sample;
+				note_read_wait(t, obs.position);
 				break;
 			case BACKEND_WAIT_COST_DELAY:
 				t->cost_delay_wait_us += now - t->last_sample;

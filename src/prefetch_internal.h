@@ -214,8 +214,9 @@ extern void learn_read_cost(const PrefetchTarget *t);
 extern void submit_reads(PrefetchTarget *t);
 extern void reap_completions(void);
 extern void retire_consumed(PrefetchTarget *t);
+extern void note_read_wait(PrefetchTarget *t, int64 position);
 extern void count_planned_blocks(PrefetchTarget *t, BlockNumber consumer,
-								 uint32 budget);
+								 uint32 budget, bool fresh_map);
 extern int64 shared_buffers_room(void);
 extern void load_into_buffers(PrefetchTarget *t, int64 *room);
 extern void stop_loader(PrefetchTarget *t);

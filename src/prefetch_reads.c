@@ -475,6 +475,42 @@ submit_reads(PrefetchTarget *t)
 }
 
 /*
+ * The scan's backend was seen waiting on a data file read at block
+ * position.  An advice completes as soon as the kernel has started its
+ * readahead, so its completion cannot tell whether it came in time: this
+ * does.  If the block lies in a range advised for the scan, the advice
+ * was late: the range is counted late (the blocks up to the one waited
+ * on), once, and the target looks further ahead, as a read that completed
+ * after the scan reached it makes it do (complete_read()).  A read the
+ * scan makes of a block not advised (its visibility map, a block ahead of
+ * the reads) changes nothing.
+ */
+void
+note_read_wait(PrefetchTarget *t, int64 position)
+{
+	if (t->state != TARGET_ACTIVE || !t->prefetch || t->loading ||
+		t->obs.command != PREFETCH_CMD_VACUUM || t->ranges == NULL)
+		return;
+	for (int i = 0; i < t->ring_count; i++)
+	{
+		SubmittedRange *r = &t->ranges[(t->ring_head + i) % BGWP_RANGE_RING];
+
+		if ((int64) r->start > position)
+			break;
+		if (position >= (int64) r->start + r->nblocks)
+			continue;
+		if (r->completed && !r->late)
+		{
+			r->late = true;
+			t->report.blocks_late += position - r->start + 1;
+			t->distance = Min(t->distance * 2, (int64) bgwp_max_distance);
+			widen_io_window(t);
+		}
+		break;
+	}
+}
+
+/*
  * Account for one finished read.
  */
 static void
@@ -557,9 +593,12 @@ retire_consumed(PrefetchTarget *t)
  * issues reads stays only its distance ahead and may fall behind.  Should
  * the VACUUM overtake the counter too, it is re-joined where the VACUUM is
  * (the blocks read in between cannot be known, and are not counted).
+ * fresh_map: copy the map anew (else the count goes on over the copy the
+ * counter holds, which activate_target() took before the scan started).
  */
 void
-count_planned_blocks(PrefetchTarget *t, BlockNumber consumer, uint32 budget)
+count_planned_blocks(PrefetchTarget *t, BlockNumber consumer, uint32 budget,
+					 bool fresh_map)
 {
 	uint32		start;
 	uint32		scratch[BGWP_PLAN_CHUNK];
@@ -573,7 +612,8 @@ count_planned_blocks(PrefetchTarget *t, BlockNumber consumer, uint32 budget)
 							consumer + 1);
 		t->blocks_planned++;	/* the block it reads now */
 	}
-	vm_reader_invalidate(&t->count_vm);
+	if (fresh_map)
+		vm_reader_invalidate(&t->count_vm);
 	start = vacuum_plan_position(&t->count_plan);
 	while (vacuum_plan_position(&t->count_plan) - start < budget)
 	{

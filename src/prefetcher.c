@@ -458,22 +458,53 @@ plan_reads_every_block(PrefetchTarget *t, BlockNumber last)
 }
 
 /*
+ * Is the VACUUM on the target's relation now?
+ */
+static bool
+scan_under_way(const PrefetchTarget *t, ScanObservation *now_obs)
+{
+	return backends_observe(t->obs.slot, t->obs.pid, now_obs) == OBSERVE_RUNNING &&
+		same_scan(now_obs, &t->obs);
+}
+
+/*
+ * Copy the first page of the visibility map for the count, before a VACUUM
+ * that has not started on the relation yet: returns true if it still had
+ * not once the copy was taken, so that the copy holds no bit it set (it
+ * sets a block's bit only once on the relation, after reading the block).
+ */
+static bool
+copy_map_before_scan(PrefetchTarget *t)
+{
+	ScanObservation now_obs;
+
+	if (t->join_block > 0)
+		return false;
+	(void) vm_reader_bits(&t->count_vm, 0);
+	return !scan_under_way(t, &now_obs);
+}
+
+/*
  * The VACUUM may have moved on while its blocks were being counted (the
  * monitor shares two cores with it, and may be preempted): the count of
  * the blocks it passed may have been taken on visibility-map bits it had
  * set already.  Look again, after the count.  If it is past the block the
- * count started from, the count still holds if the plan reads every block
- * it passed (it set no bit that could make a skippable range); else count
+ * count started from, the count still holds if every map page it used was
+ * copied before the VACUUM could set a bit on it: the first page before
+ * the VACUUM started (map_before_scan, copy_map_before_scan()), and the
+ * later ones, copied before this look, while the VACUUM was at most where
+ * it is now -- short of them.  Or if the plan reads every block the VACUUM
+ * passed (it set no bit that could make a skippable range).  Else count
  * again from where it is, and follow it from there (a joined scan) -- a
  * count is exact or says where it starts.
  */
 static void
-rejoin_if_overtaken(PrefetchTarget *t)
+rejoin_if_overtaken(PrefetchTarget *t, bool map_before_scan)
 {
 	ScanObservation now_obs;
 
-	if (backends_observe(t->obs.slot, t->obs.pid, &now_obs) != OBSERVE_RUNNING ||
-		!same_scan(&now_obs, &t->obs) || now_obs.position <= t->join_block ||
+	if (!scan_under_way(t, &now_obs) || now_obs.position <= t->join_block ||
+		(map_before_scan && now_obs.position < BGWP_VM_HEAPBLOCKS_PER_PAGE) ||
 		plan_reads_every_block(t, (BlockNumber) now_obs.position))
 		return;
 	t->obs = now_obs;
@@ -484,7 +515,7 @@ rejoin_if_overtaken(PrefetchTarget *t)
 	t->count_plan = t->vplan;
 	t->count_done = false;
 	t->blocks_planned = 1;		/* the block it reads now */
-	count_planned_blocks(t, 0, BGWP_COUNT_BUDGET);
+	count_planned_blocks(t, 0, BGWP_COUNT_BUDGET, true);
 }
 
 /*
@@ -495,6 +526,8 @@ rejoin_if_overtaken(PrefetchTarget *t)
 void
 activate_target(PrefetchTarget *t)
 {
+	bool		map_before_scan;
+
 	BGWP_RELFILE_SET(t->relfile, t->rel.spcnode, t->rel.dbnode,
 					 t->rel.relfilenode);
 
@@ -537,10 +570,14 @@ activate_target(PrefetchTarget *t)
 		 * Count now, before the VACUUM can set visibility-map bits of blocks
 		 * it has read: by the monitor's next step a small relation may be
 		 * half-scanned already, and the counter, overtaken, would have to
-		 * pass over what the VACUUM read meanwhile.
+		 * pass over what the VACUUM read meanwhile.  A VACUUM that starts
+		 * on the relation meanwhile (an autovacuum worker often does, a few
+		 * milliseconds after the monitor has seen it arrive) leaves the
+		 * count exact if the map was copied before.
 		 */
-		count_planned_blocks(t, 0, BGWP_COUNT_BUDGET);
-		rejoin_if_overtaken(t);
+		map_before_scan = copy_map_before_scan(t);
+		count_planned_blocks(t, 0, BGWP_COUNT_BUDGET, false);
+		rejoin_if_overtaken(t, map_before_scan);
 	}
 	else
 	{
@@ -596,7 +633,7 @@ end_scan_phase(PrefetchTarget *t, bool completed)
 	if (completed && t->state == TARGET_ACTIVE)
 	{
 		if (t->obs.command == PREFETCH_CMD_VACUUM && t->counted)
-			count_planned_blocks(t, 0, UINT32_MAX);
+			count_planned_blocks(t, 0, UINT32_MAX, true);
 		t->last_position = t->nblocks;
 	}
 	else
@@ -774,7 +811,7 @@ prefetcher_step(void)
 		{
 			if (t->obs.command == PREFETCH_CMD_VACUUM && t->counted)
 				count_planned_blocks(t, (BlockNumber) t->last_position,
-									 BGWP_COUNT_BUDGET);
+									 BGWP_COUNT_BUDGET, true);
 			if (t->prefetch)
 			{
 				retire_consumed(t);

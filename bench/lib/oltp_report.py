@@ -44,6 +44,41 @@ def cell(delay, config, kind, name, col, p=2):
     return "%s (%s)" % (fmt(m, p), fmt(ratio(delay, config, kind, name, col), 2))
 
 
+def waits_table(delay):
+    """Where the heap scans' time goes: the share of the 20 ms samples of
+    every table's heap-scan phase, over all rounds, by the wait event the
+    worker was in (CPU: none), and the same shares as seconds of a median
+    heap scan; events under 2 % in every configuration are summed as
+    "other".  Nothing when the runs have no samples (older CSVs)."""
+    counts = {}
+    for r in rows:
+        if r["cost_delay"] == delay and r["kind"] == "table" and r.get("heap_scan_waits"):
+            c = counts.setdefault(r["config"], {})
+            for item in r["heap_scan_waits"].split(";"):
+                event, n = item.rsplit(":", 1)
+                c[event] = c.get(event, 0) + int(n)
+    if not counts:
+        return []
+    share = {c: {e: n / float(sum(v.values())) for e, n in v.items()} for c, v in counts.items()}
+    events = sorted({e for v in share.values() for e, x in v.items() if x >= 0.02},
+                    key=lambda e: -max(v.get(e, 0) for v in share.values()))
+    heap = {c: med([num(r["heap_scan_s"]) for r in rows if r["cost_delay"] == delay and r["config"] == c
+                    and r["kind"] == "table" and num(r["heap_scan_s"]) is not None]) for c in share}
+    out = ["", "### Where the heap scans wait", "",
+           "Share of the 20 ms samples of all tables' heap-scan phases, every round, by the worker's wait event "
+           "(CPU: none); in brackets that share of the median heap scan, in seconds.", "",
+           "| config | samples | " + " | ".join(events) + " | other |",
+           "|---|---|" + "---|" * (len(events) + 1)]
+    for c in configs:
+        if c not in share:
+            continue
+        other = 1 - sum(share[c].get(e, 0) for e in events)
+        out.append("| %s | %d | " % (c, sum(counts[c].values())) + " | ".join(
+            "%.0f %% (%s)" % (100 * x, fmt(x * heap[c]))
+            for x in [share[c].get(e, 0) for e in events] + [other]) + " |")
+    return out
+
+
 lines = ["# Autovacuum beside OLTP traffic: " + ", ".join(configs), "",
          "pgbench -n -R %s, 4 clients, %s s, scale %s, beside %s tables of %s MB with a btree index, a row deleted "
          "on %s %% of their pages, autovacuum (3 workers, naptime 1 s) let onto them %s s into the run; cold OS cache "
@@ -79,6 +114,7 @@ for delay in sorted({r["cost_delay"] for r in rows}, reverse=True):
                 cell(delay, c, "table", t, "log_read_ms", 0), cell(delay, c, "table", t, "view_read_ms", 0),
                 cell(delay, c, "table", t, "log_read_rate", 1), cell(delay, c, "table", t, "view_read_rate", 1),
                 fmt(frac)))
+    lines += waits_table(delay)
     lines.append("")
 lines += ["Raw runs: %s." % path.split("/")[-1], ""]
 open(out, "w").write("\n".join(lines))

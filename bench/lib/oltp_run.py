@@ -4,7 +4,8 @@
 Arguments: RUNDIR ROUND SEQ CONFIG COST_DELAY LOAD1 TABLE...
 
 Reads RUNDIR/server.log (autovacuum's log line of each table), progress.txt
-(pg_stat_progress_vacuum sampled every 20 ms: epoch|relname|phase),
+(pg_stat_progress_vacuum sampled every 20 ms: epoch|relname|phase|the
+worker's wait event, CPU when it waits on none),
 view.txt (pg_stat_prefetch: relname|read_time|read_rate|blocks_prefetched)
 and pgbench's per-transaction logs fg.* (client, transaction, latency us,
 script, epoch, us, schedule lag us).  Prints one line per table (kind
@@ -12,7 +13,8 @@ script, epoch, us, schedule lag us).  Prints one line per table (kind
 start to the last end), and two for the foreground (kind "foreground":
 "vacuums", the transactions scheduled while a table was being vacuumed,
 and "after", those scheduled from the lock's release (RUNDIR/released, an
-epoch) to the end of the run).
+epoch) to the end of the run).  A table's line ends with its heap-scan
+samples by wait event, "event:count" joined by ";".
 """
 import datetime
 import glob
@@ -43,10 +45,14 @@ for t in tables:
 # phases from the progress samples: each phase from its first sample to the
 # first sample of the next one (or the last sample + 20 ms)
 samples = {}
+heap_waits = {}
 for line in open(rundir + "/progress.txt"):
     f = line.rstrip("\n").split("|")
-    if len(f) == 3 and f[1] in tables:
+    if len(f) == 4 and f[1] in tables:
         samples.setdefault(f[1], []).append((float(f[0]), f[2]))
+        if f[2] == "scanning heap":
+            w = heap_waits.setdefault(f[1], {})
+            w[f[3]] = w.get(f[3], 0) + 1
 phases = {}
 for t, s in samples.items():
     s.sort()
@@ -80,13 +86,14 @@ for t in tables:
     print(",".join([rnd, seq, config, delay, "table", t, v.get("elapsed", ""),
                     fmt(ph.get("scanning heap")), fmt(ph.get("vacuuming indexes")),
                     fmt(ph.get("vacuuming heap")), v.get("read_ms", ""), v.get("read_rate", ""),
-                    w[0], w[1], w[2], v.get("scanned", "")] + [""] * 5 + [load, "", "", ""]))
+                    w[0], w[1], w[2], v.get("scanned", "")] + [""] * 5 + [load, "", "", "",
+                    ";".join("%s:%d" % e for e in sorted(heap_waits.get(t, {}).items()))]))
 
 starts = [v["start"] for v in vac.values()]
 ends = [v["end"] for v in vac.values()]
 window = (min(starts), max(ends)) if len(vac) == len(tables) else None
 print(",".join([rnd, seq, config, delay, "all", "vacuums",
-                fmt(window[1] - window[0]) if window else ""] + [""] * 14 + [load, "", "", ""]))
+                fmt(window[1] - window[0]) if window else ""] + [""] * 14 + [load, "", "", "", ""]))
 
 # the foreground: latency (from the scheduled start, as pgbench -R counts
 # it) and schedule lag of each transaction, by its scheduled start
@@ -116,5 +123,5 @@ for name, sel in (("vacuums", [x for x in txns if window and window[0] <= x[0] <
     print(",".join([rnd, seq, config, delay, "foreground", name] + [""] * 10 +
                    [fmt(pct(lat, 50)), fmt(pct(lat, 99)), fmt(pct(lat, 99.9)),
                     fmt(pct(lag, 99)), str(len(sel)), load,
-                    fmt(pct(lat, 90)), fmt(pct(lat, 95)), str(sum(1 for x in lat if x > 50))]))
+                    fmt(pct(lat, 90)), fmt(pct(lat, 95)), str(sum(1 for x in lat if x > 50)), ""]))
 
