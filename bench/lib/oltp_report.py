@@ -72,7 +72,7 @@ def waits_table(delay):
     for c in configs:
         if c not in share:
             continue
-        other = 1 - sum(share[c].get(e, 0) for e in events)
+        other = max(0.0, 1 - sum(share[c].get(e, 0) for e in events))
         out.append("| %s | %d | " % (c, sum(counts[c].values())) + " | ".join(
             "%.0f %% (%s)" % (100 * x, fmt(x * heap[c]))
             for x in [share[c].get(e, 0) for e in events] + [other]) + " |")
