@@ -38,7 +38,7 @@
 # the disk's slow moments alike: on this virtual disk a cold run, with any
 # tool (fio's psync, sync or io_uring engines, or a plain liburing loop),
 # now and then reads at twice the mean latency with the same median latency
-# -- a few long waits in the tail (doc/tuning.md).
+# -- a few long waits in the tail.
 #
 # It prints the medians as a markdown table (written to --results too) and
 # plots the IOPS curves (--plot, PNG with gnuplot); every run's figures go
@@ -66,7 +66,7 @@
 #	--results	table output (default bench/results/calibrate_vs_fio.md)
 #	--plot		PNG output (default bench/results/calibrate_vs_fio.png)
 #	--no-page-reporting  turn the guest's free page reporting off for the
-#			run, and back on at exit (bench/lib/common.sh, doc/tuning.md)
+#			run, and back on at exit (bench/lib/common.sh, doc/benchmarks.md, "Method")
 #	--repeat	fio's repeatability instead: each of three steps N times
 #	--keep		keep DIR (server stopped, raw outputs, fio file)
 
@@ -184,7 +184,7 @@ fi
 # Written anew before every fio sweep, as the calibration writes its scratch
 # file just before measuring it: on a virtual disk (or behind a RAID or SAN
 # cache) data written a moment ago reads faster than data at rest, and fio
-# must read the same kind of file (doc/tuning.md).
+# must read the same kind of file.
 write_fio_file()
 {
 	echo "writing $FILE ($SIZE_MB MB)..." >&2
