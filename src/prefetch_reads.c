@@ -347,8 +347,8 @@ tablespace_inflight(Oid spcnode)
 }
 
 /*
- * Hand one planned range to the engine.  A VACUUM's plan is advised
- * (POSIX_FADV_WILLNEED, through io_uring): the VACUUM reads its pages
+ * Are the target's ranges advised rather than read?  A VACUUM's plan is
+ * advised (POSIX_FADV_WILLNEED, through io_uring): the VACUUM reads its pages
  * through the kernel's own readahead, which a read of ours would race, and
  * a read's copy into user memory costs CPU that, on a small machine, the
  * VACUUM and the foreground need; an advice costs neither, and the blocks
@@ -358,9 +358,16 @@ tablespace_inflight(Oid spcnode)
  * the OS cache when the read completes.
  */
 static bool
+ranges_advised(const PrefetchTarget *t)
+{
+	return t->obs.command == PREFETCH_CMD_VACUUM && !t->loading;
+}
+
+/* Hand one planned range to the engine, as an advice or a read. */
+static bool
 submit_range(PrefetchTarget *t, int fd, off_t offset, size_t len, uint64 tag)
 {
-	if (t->obs.command == PREFETCH_CMD_VACUUM && !t->loading)
+	if (ranges_advised(t))
 		return io_engine_advise(prefetch_engine, fd, offset, len, tag);
 	return io_engine_submit(prefetch_engine, fd, offset, len, tag);
 }
@@ -475,21 +482,34 @@ submit_reads(PrefetchTarget *t)
 }
 
 /*
+ * The scan reached range r before its blocks were in the page cache: count
+ * blocks of it late, and look further ahead.
+ */
+static void
+range_was_late(PrefetchTarget *t, SubmittedRange *r, int64 blocks)
+{
+	r->late = true;
+	t->report.blocks_late += blocks;
+	t->distance = Min(t->distance * 2, (int64) bgwp_max_distance);
+	widen_io_window(t);
+}
+
+/*
  * The scan's backend was seen waiting on a data file read at block
  * position.  An advice completes as soon as the kernel has started its
  * readahead, so its completion cannot tell whether it came in time: this
  * does.  If the block lies in a range advised for the scan, the advice
  * was late: the range is counted late (the blocks up to the one waited
  * on), once, and the target looks further ahead, as a read that completed
- * after the scan reached it makes it do (complete_read()).  A read the
+ * after the scan reached it does (complete_read()).  A read the
  * scan makes of a block not advised (its visibility map, a block ahead of
  * the reads) changes nothing.
  */
 void
 note_read_wait(PrefetchTarget *t, int64 position)
 {
-	if (t->state != TARGET_ACTIVE || !t->prefetch || t->loading ||
-		t->obs.command != PREFETCH_CMD_VACUUM || t->ranges == NULL)
+	if (t->state != TARGET_ACTIVE || !t->prefetch || !ranges_advised(t) ||
+		t->ranges == NULL)
 		return;
 	for (int i = 0; i < t->ring_count; i++)
 	{
@@ -500,12 +520,7 @@ note_read_wait(PrefetchTarget *t, int64 position)
 		if (position >= (int64) r->start + r->nblocks)
 			continue;
 		if (r->completed && !r->late)
-		{
-			r->late = true;
-			t->report.blocks_late += position - r->start + 1;
-			t->distance = Min(t->distance * 2, (int64) bgwp_max_distance);
-			widen_io_window(t);
-		}
+			range_was_late(t, r, position - r->start + 1);
 		break;
 	}
 }
@@ -537,13 +552,7 @@ complete_read(const IoCompletion *c)
 
 		t->report.blocks_prefetched += blocks;
 		if (late > 0)
-		{
-			t->report.blocks_late += Min(late, blocks);
-			/* the consumer caught up: look further ahead */
-			t->distance = Min(t->distance * 2, (int64) bgwp_max_distance);
-			r->late = true;
-			widen_io_window(t);
-		}
+			range_was_late(t, r, Min(late, blocks));
 	}
 }
 
