@@ -83,8 +83,8 @@ start_announced_target(const AnnouncedScan *a, TimestampTz forecast_since)
 
 	/*
 	 * The monitor may come late: if the VACUUM is on the relation already,
-	 * follow it from where it is, as a discovered scan; if it is past it,
-	 * the scan is over.
+	 * follow it from where it is, as a discovered scan (activate_target());
+	 * if it is past it, the scan is over.
 	 */
 	if (backends_observe(obs.slot, obs.pid, &now_obs) == OBSERVE_RUNNING &&
 		same_scan(&now_obs, &obs))

@@ -109,7 +109,8 @@ typedef struct PrefetchTarget
 	bool		autovacuum;
 
 	/* consumer figures */
-	int64		join_block;		/* consumer's position when planning began */
+	int64		join_block;		/* block the count starts from: 0, or the
+								 * consumer's when planning began */
 	bool		counted;		/* VACUUM: blocks_read counted from
 								 * join_block on */
 	int64		last_position;	/* VACUUM: block; ANALYZE: estimated block */

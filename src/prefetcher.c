@@ -424,18 +424,19 @@ prefetcher_take_started(void)
 /* ---------------- target lifecycle ---------------- */
 
 /*
- * Does the plan over the current visibility map read every block from the
- * join block to last?  A VACUUM only sets bits, so its own decisions for
- * those blocks, taken on the map before, read every one of them too.
+ * Does the plan over the current visibility map read every block from
+ * block from to last?  A VACUUM only sets bits, and more bits only make
+ * more skippable ranges, so its own decisions for those blocks, taken on
+ * the map before, read every one of them too.
  */
 static bool
-plan_reads_every_block(PrefetchTarget *t, BlockNumber last)
+plan_reads_every_block(PrefetchTarget *t, int64 from, BlockNumber last)
 {
 	VacuumPlanState plan;
 	uint32		planned[BGWP_PLAN_CHUNK];
-	BlockNumber expected = (BlockNumber) t->join_block;
+	BlockNumber expected = (BlockNumber) from;
 
-	if (t->join_block > 0)
+	if (from > 0)
 	{
 		vacuum_plan_init_at(&plan, t->nblocks, t->rel.skip_mode, expected + 1);
 		expected++;				/* the join block itself is read */
@@ -505,7 +506,7 @@ rejoin_if_overtaken(PrefetchTarget *t, bool map_before_scan)
 
 	if (!scan_under_way(t, &now_obs) || now_obs.position <= t->join_block ||
 		(map_before_scan && now_obs.position < BGWP_VM_HEAPBLOCKS_PER_PAGE) ||
-		plan_reads_every_block(t, (BlockNumber) now_obs.position))
+		plan_reads_every_block(t, t->join_block, (BlockNumber) now_obs.position))
 		return;
 	t->obs = now_obs;
 	t->last_position = now_obs.position;
@@ -553,18 +554,32 @@ activate_target(PrefetchTarget *t)
 		 * Join the VACUUM where it is: the block it reads now is part of its
 		 * plan, and the plan goes on from the next one.
 		 */
+		vm_reader_init(&t->count_vm, t->relfile);
+		t->counted = true;
 		t->join_block = t->obs.position;
 		if (t->join_block > 0)
-		{
 			vacuum_plan_init_at(&t->vplan, t->nblocks, t->rel.skip_mode,
 								(uint32) t->join_block + 1);
+		else
+			vacuum_plan_init(&t->vplan, t->nblocks, t->rel.skip_mode);
+
+		/*
+		 * A VACUUM the monitor came to only after its first blocks (a busy
+		 * machine can delay the monitor's wakeup by milliseconds) has read
+		 * every one of them if the plan over the map as it is now does:
+		 * then it is still counted from block 0, its blocks so far read
+		 * but not read ahead.
+		 */
+		if (t->join_block > 0 &&
+			plan_reads_every_block(t, 0, (BlockNumber) t->join_block))
+			t->join_block = 0;
+		if (t->join_block > 0)
+		{
+			t->count_plan = t->vplan;
 			t->blocks_planned = 1;
 		}
 		else
-			vacuum_plan_init(&t->vplan, t->nblocks, t->rel.skip_mode);
-		t->count_plan = t->vplan;
-		vm_reader_init(&t->count_vm, t->relfile);
-		t->counted = true;
+			vacuum_plan_init(&t->count_plan, t->nblocks, t->rel.skip_mode);
 
 		/*
 		 * Count now, before the VACUUM can set visibility-map bits of blocks

@@ -11,6 +11,8 @@
 # checks that against VACUUM VERBOSE's "scanned" count, and then checks the
 # prefetcher's plan and its reads from the point where it joined the scan
 # (the LOG line at the end of each watched scan says where that was).
+# Then the same for a VACUUM the monitor reaches only after its first
+# blocks: counted from block 0 if it read every block it passed.
 use strict;
 use warnings;
 
@@ -20,6 +22,7 @@ use lib $FindBin::RealBin;
 use BgwPrefetchTest;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes qw(usleep);
 
 my $node = new_bgwp_node(
 	'vacuum_prefetch', conf => q{
@@ -205,6 +208,64 @@ check_fidelity(
 	$node->wait_for_log(qr/bgw_prefetch: vacuum of "public.fid".*: completed, prefetched.*\n(?:\s.*\n)*?\s*prefetch: [1-9]/, $offset);
 	$s->quit;
 	$locker->quit;
+}
+
+# A monitor that comes late to an announced VACUUM: a busy machine can delay
+# its wakeup past the scan's first blocks.  The monitor is held (SIGSTOP)
+# until the VACUUM has passed some; it is held only while it waits on its
+# latch, where it holds no lock the VACUUM could need.  A scan that read
+# every block it passed is still counted from block 0; one that skipped
+# some (the all-frozen head) is followed from where it is.
+sub hold_monitor
+{
+	my $pid = monitor_pid($node);
+	for (my $try = 0; $try < 100; $try++)
+	{
+		kill 'STOP', $pid;
+		return $pid
+		  if $node->safe_psql('postgres',
+			"SELECT wait_event_type FROM pg_stat_activity WHERE pid = $pid") eq 'Extension';
+		kill 'CONT', $pid;
+		usleep(10_000);
+	}
+	die 'the monitor was never seen waiting on its latch';
+}
+
+foreach my $late (['DISABLE_PAGE_SKIPPING', 'disable'], ['FREEZE', 'aggressive'])
+{
+	my ($options, $mode) = @$late;
+	my $label = "monitor late, VACUUM ($options)";
+	srand(42);
+	set_pattern();
+	my @vm = map { [ split /\|/ ] } split /\n/,
+	  $node->safe_psql('postgres',
+		'SELECT all_visible, all_frozen FROM pg_visibility_map(\'fid\') ORDER BY blkno');
+	my @plan = reference_plan($mode, \@vm);
+	reset_prefetch_stats($node);
+	my $offset = -s $node->logfile;
+	my $monitor = hold_monitor();
+	my ($s, $pid) = start_slow($node, 'postgres', "VACUUM ($options) fid", '4ms', 5);
+	my $passed = $node->poll_query_until('postgres',
+		"SELECT heap_blks_scanned > 0 FROM pg_stat_progress_vacuum WHERE pid = $pid");
+	kill 'CONT', $monitor;
+	ok($passed, "$label: the VACUUM passed its first blocks before the monitor looked");
+	$s->quit;
+	$node->wait_for_log(qr/bgw_prefetch: vacuum of "public.fid".*\n\s*blocks: \d+ read/, $offset);
+	my ($head, $planned) = slurp_file($node->logfile, $offset) =~
+	  /bgw_prefetch: vacuum of "public.fid"([^\n]*)\n\s*blocks: (\d+) read/;
+	my ($join) = $head =~ /followed from block (\d+)/;
+	if ($mode eq 'disable')
+	{
+		is($join, undef, "$label: every block passed was read: counted from block 0");
+	}
+	else
+	{
+		cmp_ok($join // 0, '>=', 400,
+			"$label: the all-frozen head was skipped: followed from where it is");
+	}
+	$join //= 0;
+	is($planned, scalar(grep { $_ >= $join } @plan),
+		"$label: blocks read from block $join equal VACUUM's reads from there");
 }
 
 my $method = $node->safe_psql('postgres', 'SELECT io_method FROM bgw_prefetch_status()');
