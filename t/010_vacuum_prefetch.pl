@@ -112,21 +112,27 @@ my %mode_of = (
 	'FREEZE, VERBOSE' => 'aggressive',
 	'DISABLE_PAGE_SKIPPING, VERBOSE' => 'disable');
 
-# Set the pattern, run $sql (a VACUUM VERBOSE of fid, possibly after SETs),
-# and check the prefetcher's plan and reads against the skip rule in $mode.
-sub check_fidelity
+# Set the pattern and return the blocks a VACUUM in $mode reads, with the
+# statistics reset (the pattern's own VACUUMs must be over for the monitor
+# first).
+sub pattern_plan
 {
-	my ($label, $mode, $sql) = @_;
-
+	my ($mode) = @_;
 	srand(42);
 	set_pattern();
 	my @vm = map { [ split /\|/ ] } split /\n/,
 	  $node->safe_psql('postgres',
 		'SELECT all_visible, all_frozen FROM pg_visibility_map(\'fid\') ORDER BY blkno');
-	my @plan = reference_plan($mode, \@vm);
-
-	# (the pattern's own VACUUMs must be over for the monitor first)
 	reset_prefetch_stats($node);
+	return reference_plan($mode, \@vm);
+}
+
+# Set the pattern, run $sql (a VACUUM VERBOSE of fid, possibly after SETs),
+# and check the prefetcher's plan and reads against the skip rule in $mode.
+sub check_fidelity
+{
+	my ($label, $mode, $sql) = @_;
+	my @plan = pattern_plan($mode);
 	my $offset = -s $node->logfile;
 	my ($stdout, $stderr);
 	$node->psql('postgres', $sql,
@@ -235,13 +241,7 @@ foreach my $late (['DISABLE_PAGE_SKIPPING', 'disable'], ['FREEZE', 'aggressive']
 {
 	my ($options, $mode) = @$late;
 	my $label = "monitor late, VACUUM ($options)";
-	srand(42);
-	set_pattern();
-	my @vm = map { [ split /\|/ ] } split /\n/,
-	  $node->safe_psql('postgres',
-		'SELECT all_visible, all_frozen FROM pg_visibility_map(\'fid\') ORDER BY blkno');
-	my @plan = reference_plan($mode, \@vm);
-	reset_prefetch_stats($node);
+	my @plan = pattern_plan($mode);
 	my $offset = -s $node->logfile;
 	my $monitor = hold_monitor();
 	my ($s, $pid) = start_slow($node, 'postgres', "VACUUM ($options) fid", '4ms', 5);
