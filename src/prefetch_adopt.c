@@ -205,6 +205,21 @@ autovacuum_worker_state(const ScanObservation *w)
 	return free_state;
 }
 
+/* Is the backend (pid, proc_start) on the relation of one of its targets? */
+static bool
+worker_on_relation(int pid, TimestampTz proc_start)
+{
+	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
+	{
+		const PrefetchTarget *t = &prefetch_targets[i];
+
+		if (t->in_use && !t->command_over && t->command_start != 0 &&
+			t->obs.pid == pid && t->obs.proc_start == proc_start)
+			return true;
+	}
+	return false;
+}
+
 /*
  * Start, for every autovacuum worker (workers[], from
  * backends_autovacuum_workers()), the relation it is expected to vacuum
@@ -212,8 +227,13 @@ autovacuum_worker_state(const ScanObservation *w)
  * vacuumed none yet, and else the one after the relation it vacuums now.
  * It waits for the worker as a manual VACUUM's next relation does
  * (awaiting_start), so that a fast autovacuum is counted and read ahead
- * from its first block.  One relation ahead of each worker only, and once
- * per relation: a forecast that missed is not tried again.  Returns how
+ * from its first block.  One relation ahead of each worker only.  The
+ * relations other workers are on, or expected on next while they are on
+ * none, are passed by, as autovacuum passes by a relation another worker
+ * vacuums.  A worker's next relation is chosen as soon as it is on its
+ * relation, often long before it moves on, and another worker may get to
+ * it first: then the expectation is forgotten and the forecast asked
+ * again.  A forecast that missed otherwise is not tried again.  Returns how
  * many targets it started.
  */
 int
@@ -227,7 +247,9 @@ prefetcher_forecast(const ScanObservation *workers, int nworkers)
 	{
 		AutovacuumWorkerState *st = autovacuum_worker_state(&workers[w]);
 		Oid			busy[BGWP_MAX_TARGETS];
+		bool		busy_seen[BGWP_MAX_TARGETS];
 		int			nbusy = 0;
+		PrefetchTarget *expected = NULL;
 		AnnouncedScan next;
 
 		if (st == NULL)
@@ -243,12 +265,23 @@ prefetcher_forecast(const ScanObservation *workers, int nworkers)
 			if (t->obs.pid != workers[w].pid ||
 				t->obs.proc_start != workers[w].proc_start)
 			{
-				/* another worker's, or expected to be */
-				if (t->obs.dbid == workers[w].dbid)
+				/*
+				 * Another worker's, or expected to be: not a relation
+				 * expected after the one another worker is on, which it may
+				 * not reach for long (autovacuum passes by only a relation
+				 * another worker is on).
+				 */
+				if (t->obs.dbid == workers[w].dbid &&
+					(t->command_start != 0 ||
+					 !worker_on_relation(t->obs.pid, t->obs.proc_start)))
+				{
+					busy_seen[nbusy] = t->command_start != 0;
 					busy[nbusy++] = t->obs.relid;
+				}
 			}
-			else if ((!t->awaiting_start || t->command_start != 0) &&
-					 t->obs.relid != st->after)
+			else if (t->awaiting_start && t->command_start == 0)
+				expected = t;
+			else if (t->obs.relid != st->after)
 			{
 				/*
 				 * It is on this one (seen by the sampler, perhaps not yet
@@ -256,6 +289,15 @@ prefetcher_forecast(const ScanObservation *workers, int nworkers)
 				 */
 				st->after = t->obs.relid;
 				st->after_start = t->command_start != 0 ? t->command_start : t->since;
+				st->started = false;
+			}
+		}
+		for (int i = 0; expected != NULL && i < nbusy; i++)
+		{
+			if (busy_seen[i] && busy[i] == expected->obs.relid)
+			{
+				forget_target(expected);
+				expected = NULL;
 				st->started = false;
 			}
 		}

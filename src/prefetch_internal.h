@@ -203,6 +203,7 @@ extern void command_seen(PrefetchTarget *t, const ScanObservation *obs,
 						 TimestampTz now);
 extern void activate_target(PrefetchTarget *t);
 extern void end_scan_phase(PrefetchTarget *t, bool completed);
+extern void forget_target(PrefetchTarget *t);
 extern void release_target(PrefetchTarget *t);
 
 /* prefetch_reads.c: relation files, plans, reads, read costs, loading */

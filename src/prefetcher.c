@@ -726,6 +726,20 @@ release_target(PrefetchTarget *t)
 }
 
 /*
+ * Give a target up unreported: the extension was switched off at reload,
+ * or it was a forecast that another worker's scan proved wrong.  Its reads
+ * in flight complete before its slot is freed (prefetcher_step()).
+ */
+void
+forget_target(PrefetchTarget *t)
+{
+	t->forget = true;
+	t->abandoned = true;
+	end_scan_phase(t, false);
+	t->command_over = true;
+}
+
+/*
  * Follow one target's command: its reading ends with its scanning phase,
  * the target with the command.
  */
@@ -737,11 +751,7 @@ step_consumer(PrefetchTarget *t, TimestampTz now)
 
 	if (!bgwp_enabled)
 	{
-		/* switched off at reload: forget it, unreported */
-		t->forget = true;
-		t->abandoned = true;
-		end_scan_phase(t, false);
-		t->command_over = true;
+		forget_target(t);		/* switched off at reload */
 		return;
 	}
 	if (t->prefetch && !prefetch_wanted(t->obs.command, t->autovacuum, &why))
