@@ -104,7 +104,10 @@ while ($cycle < $max_cycles
 			'postgres',
 			"SELECT pages_written > $pages_before FROM pg_stat_prefetch_clog"),
 		"$what: the writer writes");
-	$node->safe_psql('postgres', 'CHECKPOINT');
+	# bounded: a writer that breaks the SLRU protocol can leave it waiting
+	# forever, and the test must fail then, not hang
+	$node->safe_psql('postgres', 'CHECKPOINT',
+		timeout => $PostgreSQL::Test::Utils::timeout_default);
 	my $pages_checkpoint = writer_pages();
 	ok( $node->poll_query_until(
 			'postgres',
