@@ -68,7 +68,10 @@
 #                   ahead of them); onmdN: on with bgw_prefetch.max_distance
 #                   = 'N MB' (onmd2: a VACUUM's distance never grows past
 #                   its initial 256 blocks);
-#                   none: the extension not loaded (no monitor, no forecaster)
+#                   none: the extension not loaded (no monitor, no forecaster);
+#                   offww / onww: off / on with the WAL writer flushing
+#                   every millisecond (wal_writer_delay = 1ms,
+#                   wal_writer_flush_after = 0)
 #   --so PATH       the bgw_prefetch.so to test (default: the installed one)
 #   --out NAME      result files bench/results/NAME.md, NAME_runs.csv and
 #                   NAME.png, the foreground's p99 per round (autovacuum_oltp)
@@ -118,7 +121,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 for c in $CONFIGS; do
-	[[ "$c" =~ ^(none|off|on|on[0-9]+|onfa|onserve|onhold|onmd[0-9]+)$ ]] || bad_usage "--configs: none, off, on, onN, onfa, onserve, onhold or onmdN, not $c"
+	[[ "$c" =~ ^(none|off|on|on[0-9]+|onfa|onserve|onhold|onmd[0-9]+|offww|onww)$ ]] || bad_usage "--configs: none, off, on, onN, onfa, onserve, onhold, onmdN, offww or onww, not $c"
 done
 need_root "every run drops the OS page cache"
 command -v python3 >/dev/null || die "python3 is needed"
@@ -206,6 +209,10 @@ run()
 		none) prefetch=off; setting="shared_preload_libraries = ''" ;;
 		off) prefetch=off ;;
 		on) ;;
+		offww | onww)
+			[ "$config" = onww ] || prefetch=off
+			setting="wal_writer_delay = 1ms
+wal_writer_flush_after = 0" ;;
 		onfa) setting="bgw_prefetch.io_method = 'fadvise'" ;;
 		onserve) setting="bgw_prefetch.cost_limited_depth = -1" ;;
 		onhold) setting="bgw_prefetch.cost_limited_depth = 0" ;;
