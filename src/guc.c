@@ -310,12 +310,12 @@ bgwp_define_gucs(void)
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("bgw_prefetch.max_relations",
 							"Number of (database, relation, command) entries pg_stat_prefetch keeps.",
-							"The least recently used entry is evicted when full.",
+							"The least recently updated entry is evicted when full.",
 							&bgwp_max_relations, 1000, 100, 1000000,
 							PGC_POSTMASTER, 0,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("bgw_prefetch.log_min_duration",
-							"Log every VACUUM or ANALYZE followed that ran at least this long; -1 disables, 0 logs all.",
+							"Log every VACUUM or ANALYZE followed that lasted at least this long; -1 disables, 0 logs all.",
 							NULL, &bgwp_log_min_duration, 600000, -1, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_MS,
 							NULL, NULL, NULL);
@@ -332,7 +332,7 @@ bgwp_define_gucs(void)
 							NULL, NULL, NULL);
 	DefineCustomStringVariable("bgw_prefetch.tablespace_io_depth",
 							   "Prefetch depth (reads in flight) per tablespace, as \"name=depth, ...\".",
-							   "Tablespaces not listed use their maintenance_io_concurrency option, else the server's.",
+							   "Tablespaces not listed use their recorded calibration, else their maintenance_io_concurrency option, else the server's.",
 							   &bgwp_tablespace_io_depth, "", PGC_SIGHUP, 0,
 							   check_tablespace_io_depth, assign_tablespace_io_depth,
 							   NULL);
