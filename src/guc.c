@@ -16,7 +16,8 @@
  * resolved again when used, so a tablespace dropped later is just ignored.
  *
  * Whether the parameters were defined at all -- the library was preloaded --
- * is the check every SQL function makes first (bgwp_require_preload()).
+ * is the check every SQL function reading shared state makes first
+ * (bgwp_require_preload()).
  *
  *-------------------------------------------------------------------------
  */

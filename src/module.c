@@ -7,8 +7,9 @@
  * background workers, so it only works when loaded through
  * shared_preload_libraries.  Loaded any other way (LOAD, or CREATE EXTENSION
  * in a server started without it) the library warns once and does nothing;
- * its SQL functions then fail with a clear error (bgwp_require_preload()
- * in guc.c).
+ * the SQL functions that read its shared state then fail with a clear
+ * error (bgwp_require_preload() in guc.c); the calibration functions need
+ * none and work.
  *
  * Shared memory is requested in the PostgreSQL 15 shmem_request_hook (the
  * only place where RequestAddinShmemSpace and RequestNamedLWLockTranche are
