@@ -20,6 +20,7 @@ OBJS = \
 	src/io_engine.o \
 	src/prefetcher.o \
 	src/prefetch_adopt.o \
+	src/prefetch_unseen.o \
 	src/prefetch_follow.o \
 	src/prefetch_reads.o \
 	src/prefetch_report.o \

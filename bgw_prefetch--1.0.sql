@@ -86,7 +86,8 @@ CREATE FUNCTION bgw_prefetch_status(
     OUT io_method text,
     OUT io_fallback_reason text,
     OUT active_targets integer,
-    OUT targets_served bigint
+    OUT targets_served bigint,
+    OUT transactions_unread bigint
 )
 RETURNS record
 AS 'MODULE_PATHNAME', 'bgw_prefetch_status'

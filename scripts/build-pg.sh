@@ -8,8 +8,8 @@
 # are built from the git-archive tarballs of their stable branches in
 # $BGWP_PG_SOURCES (default ../shared/pgsrc/postgresql-N.tar.gz beside the checkout).  Each
 # version is installed into its own prefix $BGWP_PG_CACHE/pg-N (default
-# /var/cache/bgw_prefetch/pg-N) with contrib (amcheck, pg_visibility,
-# pg_prewarm), PGXS and the TAP test modules (PostgreSQL::Test::Cluster under
+# /var/cache/bgw_prefetch/pg-N) with the contrib modules the tests use
+# (CONTRIB_MODULES), PGXS and the TAP test modules (PostgreSQL::Test::Cluster under
 # lib/postgresql/pgxs/src/test/perl, where PGXS's prove_installcheck looks
 # for them).
 #
@@ -26,6 +26,8 @@ set -euo pipefail
 
 BUILD_PACKAGES=(build-essential bison flex pkg-config libreadline-dev libicu-dev
 	zlib1g-dev liburing-dev libipc-run-perl)
+# The contrib modules the tests and benchmarks use
+CONTRIB_MODULES=(amcheck pg_buffercache pg_prewarm pg_visibility)
 
 [ $# -gt 0 ] || bgwp_die "usage: $0 VERSION... (16, 17 or 18)"
 
@@ -94,9 +96,15 @@ build_one() {
 		cd "$build/postgresql-$v"
 		./configure --prefix="$prefix" "${opts[@]}" >"$build/configure.log" 2>&1 ||
 			{ tail -n 40 "$build/configure.log"; exit 1; }
-		make -s -j"$(nproc)" world-bin >"$build/make.log" 2>&1 ||
+		# the server, its programs, the TAP modules and the contrib
+		# modules the tests use, not the whole world
+		{ make -s -j"$(nproc)" &&
+			for m in "${CONTRIB_MODULES[@]}"; do make -s -j"$(nproc)" -C "contrib/$m" || exit 1; done; } \
+			>"$build/make.log" 2>&1 ||
 			{ tail -n 60 "$build/make.log"; exit 1; }
-		make -s install-world-bin >"$build/install.log" 2>&1 ||
+		{ make -s install &&
+			for m in "${CONTRIB_MODULES[@]}"; do make -s -C "contrib/$m" install || exit 1; done; } \
+			>"$build/install.log" 2>&1 ||
 			{ tail -n 40 "$build/install.log"; exit 1; }
 	) || bgwp_die "build of PostgreSQL $v failed (logs in $build)"
 

@@ -9,8 +9,9 @@
 # META.json (test/validate_meta.pl), static checks (cppcheck, clang-tidy
 # with the repository's configs), unit tests (make check-unit), then "make
 # installcheck": the pg_regress tests on a temporary instance and the TAP
-# tests under t/; then test/clog_mutation.sh skip_write (the CLOG crash loop
-# must fail on a writer that marks pages clean without writing them); last,
+# tests under t/; then, on 15 and 17, test/clog_mutation.sh skip_write (the
+# CLOG crash loop must fail on a writer that marks pages clean without
+# writing them); last,
 # test/package.sh (the Debian package built, installed with apt, its
 # regression tests run against it, purged).
 #
@@ -101,7 +102,7 @@ bgwp_select_pg "$BGWP_TEST_VERSION"
 # the reference check (GUC ranges, pg_regress's expected output).  The
 # others (DDL around served scans, signals and crashes, worker slots, bad
 # input, the io_uring fallback, calibration) run on 15 only.
-VERSION_TAP_TESTS=(t/001_monitor_basic.pl t/010_vacuum_prefetch.pl t/011_analyze_prefetch.pl
+VERSION_TAP_TESTS=(t/001_monitor_basic.pl t/010_vacuum_prefetch.pl t/011_analyze_prefetch.pl t/013_unseen_scans.pl
 	t/012_view_accuracy.pl t/024_table_kinds.pl t/026_shared_buffers.pl t/029_vacuum_options.pl
 	t/027_autovacuum_forecast.pl t/030_clog_writer.pl t/031_clog_standby.pl
 	t/032_clog_crash_loop.pl t/050_reference.pl)
@@ -330,9 +331,13 @@ fi
 # Does the CLOG crash loop catch a broken writer?  test/clog_mutation.sh
 # installs a build whose writer marks pages clean without writing them,
 # runs t/032 against it (it must fail), and reinstalls this tree's build.
-# Not when PROVE_TESTS chose the TAP files; only as root.
+# Once per CLOG SLRU layout: 15's (one control lock, 15 and 16) and 17's
+# (banks, 17 and 18), where the writer's code differs (compat.h).  Not when
+# PROVE_TESTS chose the TAP files; only as root.
 if [ -n "${PROVE_TESTS:-}" ]; then
 	record mutation "skipped (PROVE_TESTS)"
+elif [ "$BGWP_PG_MAJOR" = 16 ] || [ "$BGWP_PG_MAJOR" = 18 ]; then
+	record mutation "skipped (the CLOG layout of $((BGWP_PG_MAJOR - 1)), tested there)"
 elif ! bgwp_is_root; then
 	record mutation "skipped (needs root)"
 elif bash "$BGWP_ROOT/test/clog_mutation.sh" skip_write; then

@@ -362,7 +362,7 @@ backends_proc_of(int pid)
 /*
  * What is the process waiting on right now: a read of a relation data file
  * (the time track_io_timing counts as read time), VACUUM's cost-based delay,
- * or something else?  proc must come from backends_proc_of(pid); it is
+ * a heavyweight lock, or something else?  proc must come from backends_proc_of(pid); it is
  * checked to still be that process (a PGPROC is reused after exit).
  * wait_event_info is a single 4-byte word, read without a lock as
  * pg_stat_activity does.
@@ -379,5 +379,7 @@ backends_wait(PGPROC *proc, int pid)
 		return BACKEND_WAIT_DATA_READ;
 	if (wait_event_info == WAIT_EVENT_VACUUM_DELAY)
 		return BACKEND_WAIT_COST_DELAY;
+	if ((wait_event_info & 0xFF000000) == PG_WAIT_LOCK)
+		return BACKEND_WAIT_LOCK;
 	return BACKEND_WAIT_OTHER;
 }

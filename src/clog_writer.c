@@ -642,6 +642,21 @@ clog_writer_set_state(ClogWriterState state)
 }
 
 /*
+ * before_shmem_exit callback, the first to run at every exit: after an
+ * ERROR (in SimpleLruWritePage(), say: a full disk, EIO) the writer may hold
+ * the CLOG's control lock, which every commit needs, and a slot's buffer
+ * lock.  They are released at once, not at the end of the exit (ProcKill()),
+ * as the background writer releases its LWLocks before anything else.  A
+ * slot left write-in-progress is recovered by the next process that waits
+ * for it (SimpleLruWaitIO()).
+ */
+static void
+clog_writer_release_locks(int code, Datum arg)
+{
+	LWLockReleaseAll();
+}
+
+/*
  * on_shmem_exit callback: the status no longer describes a live writer.
  */
 static void
@@ -695,6 +710,7 @@ bgwp_clog_writer_main(Datum main_arg)
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 
 	on_shmem_exit(clog_writer_on_exit, (Datum) 0);
+	before_shmem_exit(clog_writer_release_locks, (Datum) 0);
 
 	writer_context = AllocSetContextCreate(TopMemoryContext,
 										   "bgw_prefetch clog writer",
@@ -705,10 +721,10 @@ bgwp_clog_writer_main(Datum main_arg)
 	 * No sigsetjmp() here: an ERROR ends the writer (status 1) and the
 	 * postmaster starts it again after bgw_restart_time, as autoprewarm's
 	 * leader.  A slot whose write the ERROR interrupted is left
-	 * write-in-progress with its buffer lock released at exit, which
-	 * slru.c's SimpleLruWaitIO() already recovers from: the next process
-	 * that waits for it finds the lock free and marks the page valid and
-	 * still dirty.
+	 * write-in-progress with its buffer lock released first thing at exit
+	 * (clog_writer_release_locks()), which slru.c's SimpleLruWaitIO()
+	 * already recovers from: the next process that waits for it finds the
+	 * lock free and marks the page valid and still dirty.
 	 */
 
 	clog_writer_pace_reset();

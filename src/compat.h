@@ -5,7 +5,8 @@
  *
  * bgw_prefetch reads a few server structures that are not a stable API: the
  * backend status array, one table's cumulative statistics in another
- * database, the buffer mapping table, the lock table's PROCLOCKs (17+), the
+ * database, the buffer mapping table, the lock table's PROCLOCKs, the
+ * progress parameters a finished command leaves behind, the
  * visibility map's page layout and the CLOG SLRU.  Each section below says
  * why no exported function serves, and which test fails if a release
  * changes what it relies on.  Everything that depends on the server version
@@ -28,6 +29,8 @@
 #include "miscadmin.h"
 #include "storage/buf_internals.h"
 #include "storage/proc.h"
+#include "storage/shmem.h"
+#include "utils/backend_status.h"
 #include "utils/relmapper.h"
 #include "utils/resowner.h"
 #if PG_VERSION_NUM >= 160000
@@ -344,6 +347,108 @@ bgwp_held_lock_contended(const LOCKTAG *tag, LOCKMODE probe_mode)
 	LockRelease(tag, probe_mode, false);
 	return false;
 #endif
+}
+
+/* ---------- the relation a VACUUM or ANALYZE transaction processed ---------- */
+
+/*
+ * At the end of each relation's transaction, a VACUUM or ANALYZE backend
+ * publishes which relation it processed (backend_reads.c), so that a scan
+ * the monitor never saw is still recorded.  No exported function says it:
+ * the progress report that named it has ended before the commit
+ * (pgstat_progress_end_command() clears st_progress_command_target), and no
+ * hook runs in an autovacuum worker.  But the transaction still holds, until
+ * its commit, the ShareUpdateExclusiveLock that vacuum_rel() and
+ * analyze_rel() took on the relation: a mode no fast-path slot holds (those
+ * are for weaker modes), so it is one of the PROCLOCKs listed in
+ * MyProc->myProcLocks, each list read under its partition lock in share
+ * mode (another backend adds to it only under that lock in exclusive mode,
+ * when it moves a fast-path lock of ours to the main table).  SHM_QUEUE
+ * lists up to 15, dlist from 16.  Returns true, with the relation, only if
+ * exactly one relation is held in that mode.  If a release stops holding
+ * that lock until the commit, scans the monitor did not see are no longer
+ * recorded: t/013_unseen_scans.pl fails.
+ */
+static inline bool
+bgwp_held_relation_lock_matches(const PROCLOCK *proclock, LOCKMODE mode,
+								Oid *dbid, Oid *relid)
+{
+	const LOCK *lock = proclock->tag.myLock;
+
+	if (lock->tag.locktag_type != LOCKTAG_RELATION ||
+		lock->tag.locktag_lockmethodid != DEFAULT_LOCKMETHOD ||
+		(proclock->holdMask & LOCKBIT_ON(mode)) == 0)
+		return false;
+	*dbid = lock->tag.locktag_field1;
+	*relid = lock->tag.locktag_field2;
+	return true;
+}
+
+static inline bool
+bgwp_my_only_relation_locked(LOCKMODE mode, Oid *dbid, Oid *relid)
+{
+	int			held = 0;
+
+	if (MyProc == NULL)
+		return false;
+	for (int p = 0; p < NUM_LOCK_PARTITIONS; p++)
+	{
+		LWLock	   *partition_lock = LockHashPartitionLockByIndex(p);
+#if PG_VERSION_NUM >= 160000
+		dlist_iter	iter;
+
+		LWLockAcquire(partition_lock, LW_SHARED);
+		dlist_foreach(iter, &MyProc->myProcLocks[p])
+		{
+			if (bgwp_held_relation_lock_matches(dlist_container(PROCLOCK, procLink, iter.cur),
+												mode, dbid, relid))
+				held++;
+		}
+#else
+		SHM_QUEUE  *head = &MyProc->myProcLocks[p];
+		PROCLOCK   *proclock;
+
+		LWLockAcquire(partition_lock, LW_SHARED);
+		proclock = (PROCLOCK *) SHMQueueNext(head, head, offsetof(PROCLOCK, procLink));
+		while (proclock != NULL)
+		{
+			if (bgwp_held_relation_lock_matches(proclock, mode, dbid, relid))
+				held++;
+			proclock = (PROCLOCK *) SHMQueueNext(head, &proclock->procLink,
+												 offsetof(PROCLOCK, procLink));
+		}
+#endif
+		LWLockRelease(partition_lock);
+	}
+	return held == 1;
+}
+
+/*
+ * The parameters the backend's last progress report left in its own status
+ * slot, taken: copied, then zeroed, so that a transaction that reported no
+ * progress (a relation skipped, or found gone) is not credited the figures
+ * of the one before.  pgstat_progress_end_command() clears the command and
+ * its target, not the parameters, in 15-18.  Nothing else reads them while
+ * no command is reported; a report in progress is left alone (false).  If
+ * a release starts clearing them at the command's end, scans the monitor did
+ * not see are recorded with no size and dropped: t/013_unseen_scans.pl
+ * fails.
+ */
+static inline bool
+bgwp_take_my_progress_params(int64 *params, int n)
+{
+	volatile PgBackendStatus *beentry = MyBEEntry;
+
+	if (beentry == NULL || beentry->st_progress_command != PROGRESS_COMMAND_INVALID)
+		return false;
+	n = Min(n, PGSTAT_NUM_PROGRESS_PARAM);
+	PGSTAT_BEGIN_WRITE_ACTIVITY(beentry);
+	for (int i = 0; i < n; i++)
+		params[i] = beentry->st_progress_param[i];
+	for (int i = 0; i < PGSTAT_NUM_PROGRESS_PARAM; i++)
+		beentry->st_progress_param[i] = 0;
+	PGSTAT_END_WRITE_ACTIVITY(beentry);
+	return true;
 }
 
 /* ---------- visibility map layout (private to visibilitymap.c) ---------- */

@@ -351,32 +351,6 @@ forecast_database_in_use(Oid dbid)
 }
 
 /*
- * Does any forecast hold a relation autovacuum is to vacuum?  Then its
- * worker may come at any moment, and the monitor looks for it closely.
- */
-bool
-forecast_pending(void)
-{
-	bool		pending = false;
-
-	if (forecast_shared == NULL)
-		return false;
-	LWLockAcquire(forecast_shared->lock, LW_SHARED);
-	for (int d = 0; d < FORECAST_MAX_DATABASES && !pending; d++)
-	{
-		ForecastDatabase *db = &forecast_shared->databases[d];
-
-		if (db->state != FORECASTER_RUNNING)
-			continue;
-		for (int i = 0; i < db->nentries && !pending; i++)
-			pending = db->entries[i].dovacuum && !db->entries[i].done &&
-				db->entries[i].rel.watched_reason[0] == '\0';
-	}
-	LWLockRelease(forecast_shared->lock);
-	return pending;
-}
-
-/*
  * A forecaster that stopped without saying so (FATAL at connection: the
  * database was dropped meanwhile) leaves its slot STARTING or RUNNING; give
  * the slot back, with a pause before the next start.

@@ -24,7 +24,6 @@ extern void forecast_monitor_step(const ScanObservation *workers,
 								  int nworkers);
 extern void forecast_autovacuum_seen(Oid dbid, int worker_pid);
 extern void forecast_database_in_use(Oid dbid);
-extern bool forecast_pending(void);
 
 /*
  * Integration (prefetcher.c, not done here): for an autovacuum worker W in

@@ -15,13 +15,17 @@
  * interrupts, so barriers are absorbed within one iteration.  It holds no
  * heavyweight lock, ever.
  *
- * The loop steps every bgw_prefetch.naptime while nothing is running
- * (looking every ACTIVE_POLL_MS in between, while autovacuum is on, only
- * for a new autovacuum worker), and at a short fixed interval (or when a
- * read completes, through the I/O engine's eventfd) while it serves
- * targets, while an autovacuum worker exists, and for a moment after a
- * backend announced a manual VACUUM or ANALYZE; not at all when the reads
- * it just issued have all completed already and more could be issued.  In
+ * Nothing it must see starts without setting its latch: a manual VACUUM or
+ * ANALYZE announces itself from the utility hook, an autovacuum worker's
+ * first transaction and every scan's commit publish a record
+ * (backend_reads.c).  So while nothing runs it sleeps: it steps every
+ * bgw_prefetch.naptime, and after IDLE_STEPS_BEFORE_HIBERNATION idle steps
+ * only every HIBERNATE_MS (or naptime, if longer), as the background
+ * writer hibernates.  It steps at a short fixed interval (or when a read
+ * completes, through the I/O engine's eventfd) while it serves targets,
+ * while an autovacuum worker exists, and for a moment after a backend
+ * announced a manual VACUUM or ANALYZE; not at all when the reads it just
+ * issued have all completed already and more could be issued.  In
  * between, while it follows a command, it wakes every SAMPLE_INTERVAL_MS
  * only to sample the command's backend (prefetcher_sample(): is it still on
  * its relation, is it waiting on a read): that is how pg_stat_prefetch
@@ -42,7 +46,6 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
-#include "postmaster/autovacuum.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
 #include "storage/bufmgr.h"
@@ -65,6 +68,7 @@
 #include "io_engine.h"
 #include "prefetcher.h"
 #include "resolver.h"
+#include "backend_reads.h"
 #include "backends.h"
 
 PG_FUNCTION_INFO_V1(bgw_prefetch_activity);
@@ -72,6 +76,10 @@ PG_FUNCTION_INFO_V1(bgw_prefetch_status);
 
 /* Poll interval while targets are active, in ms. */
 #define ACTIVE_POLL_MS 10
+/* Idle steps at bgw_prefetch.naptime before the monitor hibernates */
+#define IDLE_STEPS_BEFORE_HIBERNATION 2
+/* The step interval of a hibernating monitor (unless naptime is longer), ms */
+#define HIBERNATE_MS 1000
 /* Between polls, followed commands are sampled this often, in ms. */
 #define SAMPLE_INTERVAL_MS 1
 /* After a scan is announced, poll at ACTIVE_POLL_MS for this long, in ms. */
@@ -184,14 +192,16 @@ scan_recently_announced(void)
 
 /*
  * bgw_prefetch_status(): one row on the extension's own state: shared hash
- * use (stats.c), the I/O method in force and why, the monitor.
+ * use (stats.c), the I/O method in force and why, the monitor, and the
+ * transactions VACUUM and ANALYZE backends published that the monitor has
+ * not read yet (backend_reads.c).
  */
 Datum
 bgw_prefetch_status(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[9];
-	bool		nulls[9];
+	Datum		values[10];
+	bool		nulls[10];
 	StatsStatus ss;
 	int			pid;
 	char		io_method[16];
@@ -228,6 +238,7 @@ bgw_prefetch_status(PG_FUNCTION_ARGS)
 		nulls[6] = true;
 	values[7] = Int32GetDatum(active_targets);
 	values[8] = Int64GetDatum(targets_served);
+	values[9] = Int64GetDatum((int64) backend_reads_unread());
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
@@ -271,6 +282,7 @@ monitor_on_exit(int code, Datum arg)
 	LWLockReleaseAll();
 	ConditionVariableCancelSleep();
 	pgstat_report_wait_end();
+	backend_reads_set_reader(NULL);
 	prefetcher_stop(false);
 
 	LWLockAcquire(monitor_shared->lock, LW_EXCLUSIVE);
@@ -298,6 +310,11 @@ monitor_iteration(int64 *targets_served)
 	int			nstarting = 0;
 	bool		autovacuum_running = false;
 
+	/*
+	 * Scans over before they could be seen, from what their backends
+	 * published (prefetch_unseen.c); autovacuum's visits to databases.
+	 */
+	prefetcher_record_published();
 	if (bgwp_enabled)
 	{
 		/*
@@ -343,27 +360,6 @@ keep_forecasters(void)
 	n = backends_connected_databases(dbids, BGWP_MAX_TARGETS);
 	for (int i = 0; i < n; i++)
 		forecast_database_in_use(dbids[i]);
-}
-
-/*
- * While a forecast holds a relation autovacuum is to vacuum, look between
- * steps for the worker that will: the relation is then counted and read
- * from block 0 before the worker has started on it (prefetcher_forecast()).
- * Returns true if a target was started.
- */
-static bool
-catch_autovacuum_arrivals(void)
-{
-	ScanObservation workers[BGWP_MAX_TARGETS];
-	int			nworkers;
-
-	if (!bgwp_enabled)
-		return false;
-	nworkers = backends_autovacuum_workers(workers, BGWP_MAX_TARGETS);
-	if (nworkers == 0)
-		return false;
-	forecast_monitor_step(workers, nworkers);
-	return prefetcher_forecast(workers, nworkers) > 0;
 }
 
 /* The monitor loop's wait event set (monitor_wait()) */
@@ -415,33 +411,6 @@ monitor_wait(int events, int event_fd, long timeout)
 }
 
 /*
- * Is autovacuum on, so that the idle loop looks for its workers every
- * ACTIVE_POLL_MS rather than every bgw_prefetch.naptime?  A worker can
- * start, vacuum a table of hundreds of megabytes with few pages to read and
- * leave within one naptime; every scan is to be counted, and a worker seen
- * before its first table is followed from that table's first block.
- */
-static bool
-expecting_autovacuum(void)
-{
-	return bgwp_enabled && AutoVacuumingActive();
-}
-
-/*
- * Has an autovacuum worker started since the last step (which found none:
- * the loop is idle)?  A read of the backend status array, as a step's.
- */
-static bool
-autovacuum_worker_arrived(void)
-{
-	ScanObservation first;
-
-	/* one is enough: the scan of the status array stops at the first */
-	return expecting_autovacuum() &&
-		backends_autovacuum_workers(&first, 1) > 0;
-}
-
-/*
  * Entry point of the monitor.
  */
 void
@@ -453,6 +422,7 @@ bgwp_monitor_main(Datum main_arg)
 	TimestampTz last_step;
 	long		step_interval;
 	bool		step_now;
+	int			idle_steps;
 	TimestampTz last_databases;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
@@ -478,6 +448,7 @@ bgwp_monitor_main(Datum main_arg)
 	monitor_shared->latch = MyLatch;
 	LWLockRelease(monitor_shared->lock);
 	before_shmem_exit(monitor_on_exit, (Datum) 0);
+	backend_reads_set_reader(MyLatch);
 
 	MemoryContextSwitchTo(loop_context);
 	prefetcher_start();
@@ -488,13 +459,13 @@ bgwp_monitor_main(Datum main_arg)
 	last_databases = 0;
 	step_interval = ACTIVE_POLL_MS;
 	step_now = true;
+	idle_steps = 0;
 	while (!ShutdownRequestPending)
 	{
 		long		timeout;
 		int			event_fd;
 		int			events = 0;
 		int			rc;
-		bool		forecast_due;
 		TimestampTz now;
 
 		ResetLatch(MyLatch);
@@ -520,23 +491,10 @@ bgwp_monitor_main(Datum main_arg)
 			keep_forecasters();
 			last_databases = now;
 		}
-		/* cheap (a shared lock, a few hundred entries): at every wakeup */
-		forecast_due = forecast_pending();
-
-		/*
-		 * Between steps, only a sample -- and, while a forecast relation is
-		 * due, a look for the autovacuum worker that will vacuum it; while
-		 * idle, a look for a new autovacuum worker.
-		 */
+		/* between steps, only a sample */
 		if (!step_now &&
 			!TimestampDifferenceExceeds(last_step, now, step_interval))
-		{
 			prefetcher_sample(now);
-			if (forecast_due && catch_autovacuum_arrivals())
-				step_now = true;
-			else if (step_interval > ACTIVE_POLL_MS && autovacuum_worker_arrived())
-				step_now = true;
-		}
 		if (step_now ||
 			TimestampDifferenceExceeds(last_step, now, step_interval))
 		{
@@ -546,8 +504,15 @@ bgwp_monitor_main(Datum main_arg)
 			/* let the statistics system release entries of dropped relations */
 			if (busy)
 				pgstat_report_stat(false);
-			step_interval = busy || scan_recently_announced() || forecast_due ?
-				ACTIVE_POLL_MS : bgwp_naptime;
+			if (busy || scan_recently_announced())
+			{
+				idle_steps = 0;
+				step_interval = ACTIVE_POLL_MS;
+			}
+			else if (++idle_steps <= IDLE_STEPS_BEFORE_HIBERNATION)
+				step_interval = bgwp_naptime;
+			else
+				step_interval = Max(bgwp_naptime, HIBERNATE_MS);
 			last_step = now;
 			step_now = false;
 		}
@@ -566,10 +531,8 @@ bgwp_monitor_main(Datum main_arg)
 								TimestampTzPlusMilliseconds(last_step, step_interval),
 								&secs, &usecs);
 			timeout = secs * 1000 + usecs / 1000;
-			if (prefetcher_sampling() || forecast_due)
+			if (prefetcher_sampling())
 				timeout = Min(timeout, SAMPLE_INTERVAL_MS);
-			else if (expecting_autovacuum())
-				timeout = Min(timeout, ACTIVE_POLL_MS);
 		}
 		rc = monitor_wait(events, event_fd, timeout);
 		/* a wakeup (announcement, completed read) or a timed step */

@@ -104,24 +104,12 @@ start_announced_target(const AnnouncedScan *a, TimestampTz forecast_since)
 	}
 	else if (backends_completed_since(a->dbid, a->relid, PREFETCH_CMD_VACUUM, since))
 	{
-		/* recorded, though nothing of it could be measured */
-		BGWP_RELFILE_SET(t->relfile, t->rel.spcnode, t->rel.dbnode,
-						 t->rel.relfilenode);
-		t->nblocks = relation_nblocks(t);
-		if (t->nblocks == 0 || t->nblocks < (BlockNumber) bgwp_min_relation_size)
-		{
-			release_target(t);	/* too small to be followed */
-			return false;
-		}
-		t->last_position = t->nblocks;
-		t->awaiting_start = false;
-		t->command_over = true;
-		t->state = TARGET_MEASURING;
-		t->prefetch = false;
-		strlcpy(t->why_not, "over before the monitor saw it start",
-				sizeof(t->why_not));
-		prefetch_targets_started++;
-		return true;
+		/*
+		 * Over already: its backend publishes it when its transaction
+		 * commits, and prefetch_unseen.c records it from that.
+		 */
+		release_target(t);
+		return false;
 	}
 	activate_target(t);
 	/* an empty relation (a TOAST table with no value yet) has nothing to plan */
@@ -181,6 +169,63 @@ typedef struct AutovacuumWorkerState
 } AutovacuumWorkerState;
 
 static AutovacuumWorkerState autovacuum_workers[BGWP_MAX_TARGETS];
+
+/*
+ * The last relation each autovacuum worker published it vacuumed
+ * (prefetch_unseen.c): a worker may go through several relations between
+ * two of the monitor's looks, and its next relation is the one after the
+ * last it finished, whether or not the monitor saw it there.
+ */
+typedef struct WorkerPublished
+{
+	int			pid;			/* 0: free */
+	Oid			relid;
+	TimestampTz at;
+} WorkerPublished;
+
+static WorkerPublished workers_published[BGWP_MAX_TARGETS];
+static int	workers_published_next = 0;
+
+void
+note_autovacuum_vacuumed(int pid, Oid relid, TimestampTz at)
+{
+	WorkerPublished *w = NULL;
+
+	for (int i = 0; i < BGWP_MAX_TARGETS && w == NULL; i++)
+		if (workers_published[i].pid == pid)
+			w = &workers_published[i];
+	if (w == NULL)
+		w = &workers_published[workers_published_next++ % BGWP_MAX_TARGETS];
+	w->pid = pid;
+	w->relid = relid;
+	w->at = at;
+}
+
+/*
+ * A worker published that it finished a relation since it was last seen
+ * starting one: its next relation comes after that one.  An expected
+ * relation other than the finished one will not come: the worker went past
+ * it (another worker was on it, or it no longer needed a VACUUM).
+ */
+static void
+catch_up_with_published(AutovacuumWorkerState *st, int pid,
+						PrefetchTarget **expected)
+{
+	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
+	{
+		const WorkerPublished *w = &workers_published[i];
+
+		if (w->pid != pid || w->at <= st->after_start || w->relid == st->after)
+			continue;
+		if (*expected != NULL && (*expected)->obs.relid != w->relid)
+			forget_target(*expected);
+		*expected = NULL;
+		st->after = w->relid;
+		st->after_start = w->at;
+		st->started = false;
+		return;
+	}
+}
 
 static AutovacuumWorkerState *
 autovacuum_worker_state(const ScanObservation *w)
@@ -292,6 +337,7 @@ prefetcher_forecast(const ScanObservation *workers, int nworkers)
 				st->started = false;
 			}
 		}
+		catch_up_with_published(st, workers[w].pid, &expected);
 		for (int i = 0; expected != NULL && i < nbusy; i++)
 		{
 			if (busy_seen[i] && busy[i] == expected->obs.relid)
@@ -319,10 +365,11 @@ prefetcher_forecast(const ScanObservation *workers, int nworkers)
 }
 
 /*
- * Scans the monitor followed that ended lately, so that a completion in the
- * cumulative statistics is not taken for another backend's: autovacuum
- * workers share a forecast, and the statistics say when a relation was
- * last vacuumed, not by whom.
+ * Scans the monitor followed or recorded that ended lately, so that a
+ * completion in the cumulative statistics is not taken for another
+ * backend's (autovacuum workers share a forecast, and the statistics say
+ * when a relation was last vacuumed, not by whom), and a scan is recorded
+ * once.
  */
 typedef struct EndedScan
 {
@@ -333,20 +380,49 @@ typedef struct EndedScan
 	TimestampTz ended;
 } EndedScan;
 
-#define BGWP_ENDED_SCANS 16
+#define BGWP_ENDED_SCANS 64
 static EndedScan ended_scans[BGWP_ENDED_SCANS];
 static int	ended_scans_next = 0;
 
 void
-remember_ended_scan(const PrefetchTarget *t, TimestampTz ended)
+remember_ended_scan(Oid dbid, Oid relid, PrefetchCommand command, int pid,
+					TimestampTz ended)
 {
 	EndedScan  *e = &ended_scans[ended_scans_next++ % BGWP_ENDED_SCANS];
 
-	e->dbid = t->obs.dbid;
-	e->relid = t->obs.relid;
-	e->command = t->obs.command;
-	e->pid = t->obs.pid;
+	e->dbid = dbid;
+	e->relid = relid;
+	e->command = command;
+	e->pid = pid;
 	e->ended = ended;
+}
+
+/*
+ * Is the scan of relid by pid that was running at since recorded, or being
+ * followed?  A scan its backend published (prefetch_unseen.c) is recorded
+ * only if neither.
+ */
+bool
+scan_recorded_or_followed(Oid relid, PrefetchCommand command, int pid,
+						  TimestampTz since)
+{
+	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
+	{
+		const PrefetchTarget *o = &prefetch_targets[i];
+
+		if (o->in_use && !o->forget && o->obs.relid == relid &&
+			o->obs.command == command && o->obs.pid == pid)
+			return true;
+	}
+	for (int i = 0; i < Min(ended_scans_next, BGWP_ENDED_SCANS); i++)
+	{
+		const EndedScan *e = &ended_scans[i];
+
+		if (e->relid == relid && e->command == command && e->pid == pid &&
+			e->ended >= since)
+			return true;
+	}
+	return false;
 }
 
 /*

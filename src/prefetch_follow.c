@@ -57,6 +57,15 @@ scan_completed(const PrefetchTarget *t)
 	return backends_completed_since(dbid, t->obs.relid, t->obs.command, t->since);
 }
 
+/* Is the target's backend waiting for a heavyweight lock? */
+static bool
+waiting_for_lock(PrefetchTarget *t)
+{
+	if (t->proc == NULL)
+		t->proc = backends_proc_of(t->obs.pid);
+	return backends_wait(t->proc, t->obs.pid) == BACKEND_WAIT_LOCK;
+}
+
 /*
  * A target started from an announcement has not seen its scan yet: has it
  * started now (then it is adopted and true returned), is it still to come
@@ -102,6 +111,12 @@ scan_started(PrefetchTarget *t, ObserveResult result,
 								 * forecast, or an ANALYZE */
 	else if (result == OBSERVE_GONE || result == OBSERVE_RUNNING)
 		;						/* gone, or scanning something else */
+	else if (waiting_for_lock(t))
+	{
+		/* its VACUUM waits for the relation's lock, however long */
+		t->tracked_at = now;
+		*waiting = true;
+	}
 	else if (!TimestampDifferenceExceeds(t->tracked_at, now, BGWP_AWAIT_START_MS))
 		*waiting = true;		/* still starting up */
 	return false;				/* else waiting for a lock, or failed */
@@ -196,6 +211,7 @@ prefetcher_sample(TimestampTz now)
 			case BACKEND_WAIT_COST_DELAY:
 				t->cost_delay_wait_us += now - t->last_sample;
 				break;
+			case BACKEND_WAIT_LOCK:
 			case BACKEND_WAIT_OTHER:
 				break;
 		}

@@ -226,7 +226,11 @@ extern void stop_loader(PrefetchTarget *t);
 /* prefetch_adopt.c: scans started before they show, and whose scan a completion is */
 extern void start_next_scan(int backend_pid, TimestampTz backend_start,
 							Oid dbid, Oid relid);
-extern void remember_ended_scan(const PrefetchTarget *t, TimestampTz ended);
+extern void remember_ended_scan(Oid dbid, Oid relid, PrefetchCommand command,
+								int pid, TimestampTz ended);
+extern bool scan_recorded_or_followed(Oid relid, PrefetchCommand command,
+									  int pid, TimestampTz since);
+extern void note_autovacuum_vacuumed(int pid, Oid relid, TimestampTz at);
 extern bool followed_by_another_since(Oid dbid, Oid relid,
 									  PrefetchCommand command, int pid,
 									  TimestampTz since);
@@ -239,6 +243,8 @@ extern void set_cost_limited(PrefetchTarget *t, bool limited, TimestampTz now);
 
 /* prefetch_report.c: the log line and the live view */
 extern void log_scan(const PrefetchTarget *t);
+extern void log_scan_report(const ScanReport *r, bool autovacuum,
+							const char *relname, int pid, bool abandoned);
 extern void vacuum_blocks(PrefetchTarget *t);
 
 #endif							/* BGWP_PREFETCH_INTERNAL_H */

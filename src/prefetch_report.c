@@ -26,7 +26,15 @@
 void
 log_scan(const PrefetchTarget *t)
 {
-	const ScanReport *r = &t->report;
+	log_scan_report(&t->report, t->autovacuum, t->rel.relname, t->obs.pid,
+					t->abandoned);
+}
+
+/* ... the same line for a scan's report, followed or not */
+void
+log_scan_report(const ScanReport *r, bool autovacuum, const char *relname,
+				int pid, bool abandoned)
+{
 	StringInfoData buf;
 
 	if (bgwp_log_min_duration < 0 ||
@@ -34,11 +42,11 @@ log_scan(const PrefetchTarget *t)
 		return;
 	initStringInfo(&buf);
 	appendStringInfo(&buf, "bgw_prefetch: %s%s of \"%s\" (database %u, relation %u, pid %d): ",
-					 t->autovacuum ? "automatic " : "",
+					 autovacuum ? "automatic " : "",
 					 prefetch_command_name(r->command),
-					 t->rel.relname[0] ? t->rel.relname : "(not resolved)",
-					 r->dbid, r->relid, t->obs.pid);
-	appendStringInfoString(&buf, t->abandoned ? "did not complete" : "completed");
+					 relname[0] ? relname : "(not resolved)",
+					 r->dbid, r->relid, pid);
+	appendStringInfoString(&buf, abandoned ? "did not complete" : "completed");
 	if (r->prefetched)
 		appendStringInfoString(&buf, ", prefetched");
 	else

@@ -675,6 +675,7 @@ finish_target(PrefetchTarget *t, TimestampTz now)
 {
 	ScanReport *r = &t->report;
 	TimestampTz end = t->command_end != 0 ? t->command_end : now;
+	bool		reported;
 
 	if (t->obs.command == PREFETCH_CMD_VACUUM)
 		vacuum_blocks(t);
@@ -689,14 +690,16 @@ finish_target(PrefetchTarget *t, TimestampTz now)
 	r->total_time_us = t->command_start != 0 ? Max(end - t->command_start, 0) : 0;
 	r->scan_end = end;
 
-	if (!t->forget && (t->command_start != 0 || !t->abandoned))
+	reported = !t->forget && (t->command_start != 0 || !t->abandoned);
+	if (reported)
 	{
 		/* logged first: once the view shows the scan, its LOG line is out */
 		log_scan(t);
 		stats_report_scan(r);
 	}
-	if (t->command_start != 0)
-		remember_ended_scan(t, end);
+	if (reported || t->command_start != 0)
+		remember_ended_scan(t->obs.dbid, t->obs.relid, t->obs.command,
+							t->obs.pid, end);
 	if (!t->abandoned && t->prefetched && prefetch_engine != NULL)
 		learn_read_cost(t);
 	release_target(t);

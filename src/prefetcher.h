@@ -41,6 +41,7 @@ extern void prefetcher_start_announced(const struct AnnouncedScan *a);
 extern int	prefetcher_forecast(const ScanObservation *workers, int nworkers);
 extern int	prefetcher_take_started(void);
 extern void prefetcher_step(void);
+extern void prefetcher_record_published(void);
 extern void prefetcher_sample(TimestampTz now);
 extern bool prefetcher_sampling(void);
 extern int	prefetcher_active_targets(void);

@@ -114,30 +114,9 @@ sub compare_ok
 
 # --- manual VACUUM (VERBOSE), prefetch off then on --------------------------
 # The VACUUM waits for its table's lock until the monitor has taken its
-# announcement (the relation shows in pg_stat_prefetch_activity, its blocks
-# counted over the visibility map): a monitor whose wakeup a busy machine
-# delays would otherwise find the scan past its first skipped range and
-# follow it from there.  The locker lets go as soon as it sees the row,
-# well within the second an early start waits for its scan.
-sub release_on_early_start
-{
-	my $locker = $node->background_psql('postgres');
-	$locker->query_safe('BEGIN; LOCK acc IN SHARE UPDATE EXCLUSIVE MODE');
-	$locker->query_until(
-		qr/waiting for the early start/, q{\echo waiting for the early start
-DO $$
-BEGIN
-	FOR i IN 1 .. 180000 LOOP
-		EXIT WHEN EXISTS (SELECT FROM pg_stat_prefetch_activity WHERE relname = 'acc');
-		PERFORM pg_sleep(0.001);
-	END LOOP;
-END
-$$;
-COMMIT;
-});
-	return $locker;
-}
-
+# announcement (hold_until_announced()): a monitor whose wakeup a busy
+# machine delays would otherwise find the scan past its first skipped range
+# and follow it from there.
 for my $prefetch ('off', 'on')
 {
 	dirty();
@@ -145,7 +124,7 @@ for my $prefetch ('off', 'on')
 		"ALTER SYSTEM SET bgw_prefetch.vacuum = $prefetch");
 	make_cold($node, 'acc');
 	$node->safe_psql('postgres', 'SELECT pg_stat_prefetch_reset()');
-	my $locker = release_on_early_start();
+	my $locker = hold_until_announced($node, 'acc', $node->safe_psql('postgres', "SELECT 'acc'::regclass::oid"));
 	my ($stdout, $stderr);
 	$node->psql('postgres', 'VACUUM (VERBOSE) acc',
 		stdout => \$stdout, stderr => \$stderr, on_error_die => 1);

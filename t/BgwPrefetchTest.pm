@@ -38,6 +38,8 @@ our @EXPORT = qw(
   quit_session
   worker_pid
   monitor_pid
+  hold_monitor
+  hold_until_announced
   wait_for_scans
   wait_monitor_idle
   reset_prefetch_stats
@@ -230,8 +232,59 @@ sub wait_for_scans
 		"SELECT scans >= $n FROM pg_stat_prefetch WHERE relid = $relid AND command = '$command'");
 }
 
+# Stop the monitor (SIGSTOP) and return its pid; the caller sends it SIGCONT.
+# It is stopped only while it waits on its latch (wait event Extension),
+# where it holds no lock that anything else could need.
+sub hold_monitor
+{
+	my ($node) = @_;
+	my $pid = monitor_pid($node);
+	for (my $try = 0; $try < 1000; $try++)
+	{
+		kill 'STOP', $pid;
+		return $pid
+		  if $node->safe_psql('postgres',
+			"SELECT wait_event_type FROM pg_stat_activity WHERE pid = $pid") eq 'Extension';
+		kill 'CONT', $pid;
+	}
+	die 'the monitor was never seen waiting on its latch';
+}
+
+# Hold the next VACUUM of $table (in the postgres database) on its table's
+# lock until the monitor has taken its announcement: every relation in
+# @relids (OIDs) shows in bgw_prefetch_activity(), planned from block 0.
+# A session takes SHARE UPDATE EXCLUSIVE on $table and lets go as soon as
+# it sees them; an announced target waits for its VACUUM as long as the
+# VACUUM waits for a lock.  Without this a monitor whose wakeup a busy
+# machine delays finds a short VACUUM over, or past its first blocks.
+# Returns the session: run the VACUUM, then quit it.
+sub hold_until_announced
+{
+	my ($node, $table, @relids) = @_;
+	my $n = scalar @relids;
+	my $in = join(',', @relids);
+	my $locker = $node->background_psql('postgres');
+	$locker->query_safe("BEGIN; LOCK $table IN SHARE UPDATE EXCLUSIVE MODE");
+	$locker->query_until(
+		qr/waiting for the announcement/, qq{\\echo waiting for the announcement
+DO \$\$
+BEGIN
+	FOR i IN 1 .. 180000 LOOP
+		EXIT WHEN (SELECT count(DISTINCT relid) = $n FROM bgw_prefetch_activity()
+		            WHERE relid IN ($in));
+		PERFORM pg_sleep(0.001);
+	END LOOP;
+END
+\$\$;
+COMMIT;
+});
+	return $locker;
+}
+
 # Wait until the monitor is idle: no scan it saw is still being served or
-# left to count; returns what poll_query_until returns (wrap it in ok()).
+# left to count, and it has read every transaction VACUUM and ANALYZE
+# backends published (a scan it did not see is recorded from that);
+# returns what poll_query_until returns (wrap it in ok()).
 # Use it before a statistics reset and before checking that there is no
 # row, after scans that the monitor may or may not have seen (an unslowed
 # setup VACUUM may be over before its next look).
@@ -242,15 +295,19 @@ sub wait_for_scans
 # between two loops (wait event Extension, in WaitLatchOrSocket): the loop
 # that ran when the scan ended is over, and has published every target of
 # that scan.  After that the rows are read: none means that every such
-# target has ended, and a target ends by counting its scan first.  The order
-# of the two reads matters: a CASE evaluates its condition first, and an
-# uncorrelated sub-select is evaluated when it is first needed.
+# target has ended, and a target ends by counting its scan first.  The
+# published transactions are looked at before: read before the monitor is
+# seen asleep, they were read (and recorded) in a loop that is over.  The
+# order of the reads matters: a CASE evaluates its conditions in order, and
+# an uncorrelated sub-select is evaluated when it is first needed.
 sub wait_monitor_idle
 {
 	my ($node) = @_;
 	return $node->poll_query_until(
 		'postgres', q{
-SELECT CASE WHEN (SELECT wait_event_type = 'Extension' FROM pg_stat_activity
+SELECT CASE WHEN (SELECT transactions_unread > 0 FROM bgw_prefetch_status())
+            THEN false
+            WHEN (SELECT wait_event_type = 'Extension' FROM pg_stat_activity
                    WHERE backend_type = 'bgw_prefetch monitor')
             THEN (SELECT count(*) = 0 FROM bgw_prefetch_activity())
             ELSE false END});

@@ -100,7 +100,11 @@ for m in "${MUTATIONS[@]}"; do
 	# passed; failed (an invariant check failed); hung (stopped after
 	# RUN_SECONDS); or error (the test failed, but no invariant check did:
 	# it cannot tell)
-	bgwp_as_pg "$tree" timeout --kill-after=30 "$RUN_SECONDS" \
+	# a mutation is caught at its first failed check: no more cycles then
+	stop_early=1
+	[ "$m" = none ] && stop_early=
+	bgwp_as_pg "$tree" env BGWP_STOP_AT_FIRST_FAILURE=$stop_early \
+		timeout --kill-after=30 "$RUN_SECONDS" \
 		make -s installcheck PROVE_TESTS=t/032_clog_crash_loop.pl REGRESS= \
 		>"$WORK/$m.log" 2>&1
 	rc=$?
