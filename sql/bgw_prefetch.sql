@@ -113,9 +113,25 @@ SELECT s.entries, s.evictions,
   FROM bgw_prefetch_status() s, pg_stat_prefetch_clog c, before_reset b;
 
 -- A VACUUM of a table smaller than bgw_prefetch.min_relation_size is not
--- watched, and leaves no row.
+-- watched, and leaves no row: none once the monitor has read what the
+-- VACUUM published at its commit and is asleep again (it records a scan it
+-- did not see from that).
 CREATE TABLE small_t AS SELECT g AS id FROM generate_series(1, 1000) g;
 VACUUM small_t;
+DO $$
+BEGIN
+	FOR i IN 1 .. 60000 LOOP
+		EXIT WHEN (SELECT transactions_unread = 0 FROM bgw_prefetch_status());
+		PERFORM pg_sleep(0.001);
+	END LOOP;
+	FOR i IN 1 .. 60000 LOOP
+		PERFORM pg_stat_clear_snapshot();
+		EXIT WHEN (SELECT wait_event_type = 'Extension' FROM pg_stat_activity
+		            WHERE backend_type = 'bgw_prefetch monitor');
+		PERFORM pg_sleep(0.001);
+	END LOOP;
+END
+$$;
 SELECT count(*) FROM pg_stat_prefetch WHERE relname = 'small_t';
 DROP TABLE small_t;
 

@@ -33,8 +33,7 @@ extern void forecast_database_in_use(Oid dbid);
  *	  busy, ...), with busy[] the relations other workers in D are on, then
  *	  fill out->backend_slot/backend_pid/backend_start from W's observation
  *	  and start it as start_announced_target() starts an announced scan (it
- *	  waits for the scan and is adopted by it if the size matches); note that
- *	  function's wanted(..., false) assumes a manual VACUUM;
+ *	  waits for the scan and is adopted by it if the size matches);
  *	- when W's scan of relation X is served: forecast_next(D, X, busy, ...),
  *	  started the same way with scanned_after = X, so that it waits while W
  *	  is still on X (autovacuum may ANALYZE X right after its VACUUM);

@@ -433,7 +433,7 @@ bgwp_monitor_main(Datum main_arg)
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 	pgstat_report_appname("bgw_prefetch monitor");
 
-	/* targets_completed_count() wants fresh statistics, not a snapshot */
+	/* backends_completed_since() wants fresh statistics, not a snapshot */
 	SetConfigOption("stats_fetch_consistency", "none", PGC_SUSET, PGC_S_OVERRIDE);
 
 	CurrentResourceOwner = ResourceOwnerCreate(NULL, "bgw_prefetch monitor");

@@ -169,7 +169,7 @@ follow_consumer(PrefetchTarget *t, TimestampTz now)
 /*
  * Sample every followed command: is its backend still on the relation, and
  * is it waiting on a read of a data file?  The monitor calls this every
- * BGWP_SAMPLE_INTERVAL_MS while prefetcher_sampling() says so, and at every
+ * millisecond (its SAMPLE_INTERVAL_MS) while prefetcher_sampling() says so, and at every
  * step.  The time since the previous sample is counted as read time when
  * the backend waits on a read now: an estimate of what track_io_timing
  * measures in the backend, with an error of the order of the interval

@@ -88,7 +88,7 @@ prefetcher_start(void)
 	if (prefetch_engine == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("bgw_prefetch: could not create the I/O prefetch_engine")));
+				 errmsg("bgw_prefetch: could not create the I/O engine")));
 	if (fallback_reason != NULL)
 		ereport(LOG,
 				(errmsg("bgw_prefetch: io_uring is not available, prefetching with posix_fadvise"),
