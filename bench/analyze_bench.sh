@@ -86,7 +86,7 @@
 # Usage: sudo bash bench/analyze_bench.sh [--quick] [--reps N]
 #		[--densities "100 50 25 10 3"] [--configs "off on off0 on0 bound"]
 #		[--small3 | --big3] [--name NAME] [--outdir DIR] [--so PATH]
-#		[--no-wait] [--no-drop] [--no-page-reporting] [--keep]
+#		[--no-wait] [--no-drop] [--no-page-reporting] [--read-ahead KB] [--keep]
 #		[--pg 15|16|17|18]
 #	--quick		3 reps instead of 5, and 3 % by --small3 (no 8 GB table)
 #	--reps		repetitions of every configuration (default 5)
@@ -99,6 +99,8 @@
 #			times) and no waiting; use with --outdir elsewhere
 #	--no-page-reporting  turn the guest's free page reporting off for the
 #			run, and back on at exit (see "Free page reporting" below)
+#	--read-ahead KB	the data disk's read_ahead_kb for the run, put back at
+#			exit (the result header records it either way)
 #	--keep		keep the data directory (and print where it is)
 #	--pg		server major version (default 15, Debian's package; 16-18
 #			from /var/cache/bgw_prefetch/pg-N): see above
@@ -124,6 +126,7 @@ SMALL3=""
 NAME=""
 KEEP=0
 NO_PAGE_REPORTING=0
+READ_AHEAD=""
 SO=""
 NOWAIT=0
 NODROP=0
@@ -147,6 +150,7 @@ while [ $# -gt 0 ]; do
 		--no-drop) NODROP=1; NOWAIT=1; shift ;;
 		--keep) KEEP=1; shift ;;
 		--no-page-reporting) NO_PAGE_REPORTING=1; shift ;;
+		--read-ahead) READ_AHEAD=$2; shift 2 ;;
 		--pg) select_pg "$2"; shift 2 ;;
 		*) other_option "$1" ;;
 	esac
@@ -199,6 +203,7 @@ FREE_MB=$(df -Pm /var/tmp | awk 'NR == 2 {print $4}')
 
 cold_setup 55800
 [ "$NO_PAGE_REPORTING" -eq 0 ] || disable_page_reporting
+[ -z "$READ_AHEAD" ] || set_read_ahead "$READ_AHEAD" "$WORK"
 T_BEGIN=$(date +%s)
 
 # Pin the extension (cold_bench.sh), and the table generator for COPY
@@ -445,7 +450,7 @@ SMALL3_TXT="30,000 of 1,000,000 blocks (8 GB), statistics target 100"
 [ "$SMALL3" -eq 1 ] && SMALL3_TXT="3,000 of 100,000 blocks: statistics target lowered to 10 on both columns (instead of an 8 GB table)"
 make_report analyze_report.py "$RESDIR/${NAME}_samples.csv" \
 	"seq,t0,epoch,pid,phase,sample_blks_total,sample_blks_scanned,state,consumer_block,prefetch_block,distance,reads_in_flight,io_depth,planned_blocks,prefetched_blocks,wait_event" \
-	"machine=$(machine_meta "disk $DISK (read_ahead_kb $(cat "/sys/block/$DISK/queue/read_ahead_kb" 2>/dev/null || echo ?)), "); $(page_reporting_meta)" \
+	"machine=$(machine_meta ""); $(page_reporting_meta)" \
 	"tables=int + 760-byte text, 10 rows per 8 kB page, COPY FREEZE (no hint-bit writes), no index; 3 % density: $SMALL3_TXT" \
 	"extension=$EXT_META; io_method in force: ${IOMETHOD:-?}" \
 	"reps=$REPS; load $((LOAD_S / 60)) min, timed runs $(( (T_END - T_START) / 60 )) min, of which $((WAITED / 60)) min waiting for other benchmarks$([ "$GAVE_UP" -eq 1 ] && echo ' (gave up waiting after 60 min: later runs overlapped other benchmarks)')" \

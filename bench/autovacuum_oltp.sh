@@ -69,14 +69,19 @@
 #                   = 'N MB' (onmd2: a VACUUM's distance never grows past
 #                   its initial 256 blocks);
 #                   none: the extension not loaded (no monitor, no forecaster);
+#                   onalt: on, with the library given by --so-alt (a
+#                   variant of the code, alternated with the others);
 #                   offww / onww: off / on with the WAL writer flushing
 #                   every millisecond (wal_writer_delay = 1ms,
 #                   wal_writer_flush_after = 0)
 #   --so PATH       the bgw_prefetch.so to test (default: the installed one)
+#   --so-alt PATH   the library of the onalt configuration
 #   --out NAME      result files bench/results/NAME.md, NAME_runs.csv and
 #                   NAME.png, the foreground's p99 per round (autovacuum_oltp)
 #   --keep          keep the work directory
 #   --page-reporting  leave the guest's free page reporting as it is
+#   --read-ahead KB   the data disk's read_ahead_kb for the run (put back
+#                   at the end); the result header records it either way
 # Run it as root (it drops the OS cache), alone on the machine.
 set -euo pipefail
 
@@ -98,9 +103,11 @@ DURATION=60
 WARMUP=20
 CONFIGS="off on"
 SO=""
+SO_ALT=""
 NAME=autovacuum_oltp
 KEEP=0
 PAGE_REPORTING=0
+READ_AHEAD=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--rounds) ROUNDS=$2; shift 2 ;;
@@ -114,14 +121,17 @@ while [ $# -gt 0 ]; do
 		--warmup) WARMUP=$2; shift 2 ;;
 		--configs) CONFIGS=$2; shift 2 ;;
 		--so) SO=$2; shift 2 ;;
+		--so-alt) SO_ALT=$2; shift 2 ;;
 		--out) NAME=$2; shift 2 ;;
 		--keep) KEEP=1; shift ;;
 		--page-reporting) PAGE_REPORTING=1; shift ;;
+		--read-ahead) READ_AHEAD=$2; shift 2 ;;
 		*) other_option "$1" ;;
 	esac
 done
 for c in $CONFIGS; do
-	[[ "$c" =~ ^(none|off|on|on[0-9]+|onfa|onserve|onhold|onmd[0-9]+|offww|onww)$ ]] || bad_usage "--configs: none, off, on, onN, onfa, onserve, onhold, onmdN, offww or onww, not $c"
+	[[ "$c" =~ ^(none|off|on|on[0-9]+|onfa|onserve|onhold|onmd[0-9]+|offww|onww|onalt)$ ]] || bad_usage "--configs: none, off, on, onN, onfa, onserve, onhold, onmdN, offww, onww or onalt, not $c"
+	[ "$c" != onalt ] || [ -r "$SO_ALT" ] || bad_usage "--configs onalt needs --so-alt PATH"
 done
 need_root "every run drops the OS page cache"
 command -v python3 >/dev/null || die "python3 is needed"
@@ -130,7 +140,13 @@ mkdir -p "$RESDIR"
 check_pg_extension "$SO"
 cold_setup 55460
 [ "$PAGE_REPORTING" -eq 1 ] || [ ! -e "$PAGE_REPORTING_KNOB" ] || disable_page_reporting
+[ -z "$READ_AHEAD" ] || set_read_ahead "$READ_AHEAD" "$WORK"
 pin_extension
+cp "$WORK/lib/bgw_prefetch.so" "$WORK/main.so"
+if [ -n "$SO_ALT" ]; then
+	cp "$SO_ALT" "$WORK/alt.so"
+	EXT_META="$EXT_META; onalt: bgw_prefetch.so md5 $(md5sum "$WORK/alt.so" | cut -c1-12), copied from $SO_ALT"
+fi
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 
 BIG=$(seq -f 'big%g' 1 "$TABLES" | tr '\n' ' ')
@@ -217,8 +233,15 @@ wal_writer_flush_after = 0" ;;
 		onserve) setting="bgw_prefetch.cost_limited_depth = -1" ;;
 		onhold) setting="bgw_prefetch.cost_limited_depth = 0" ;;
 		onmd*) setting="bgw_prefetch.max_distance = '${config#onmd}MB'" ;;
+		onalt) ;;
 		on*) setting="bgw_prefetch.tablespace_io_depth = 'pg_default=${config#on}'" ;;
 	esac
+	# onalt runs the --so-alt library, every other configuration the main one
+	if [ "$config" = onalt ]; then
+		cp "$WORK/alt.so" "$WORK/lib/bgw_prefetch.so"
+	else
+		cp "$WORK/main.so" "$WORK/lib/bgw_prefetch.so"
+	fi
 	next_run_dir
 	rm -rf "$PGDATA"
 	as_pg cp -a "$WORK/template" "$PGDATA"

@@ -90,7 +90,7 @@
 #			oracle bound sbound; the oracles and sbound only in
 #			--configs)
 #		[--workloads "manual autovacuum"] [--seed N] [--name NAME]
-#		[--so PATH] [--conf 'name = value' ...] [--no-page-reporting] [--keep]
+#		[--so PATH] [--conf 'name = value' ...] [--no-page-reporting] [--read-ahead KB] [--keep]
 #		[--pg 15|16|17|18]
 #	--quick		manual 1 % and 5 %, autovacuum 5 %; off/on/bound; 3 reps
 #	--reps		repetitions of every configuration (default 3)
@@ -102,6 +102,8 @@
 #	--no-page-reporting  turn the guest's free page reporting off for the
 #			run, and back on at exit (bench/lib/common.sh; the
 #			ANALYZE benchmark's header says what it changed there)
+#	--read-ahead KB	the data disk's read_ahead_kb for the run, put back at
+#			exit (the result header records it either way)
 #	--keep		keep the data directory (and print where it is)
 #	--pg		server major version (default 15, Debian's package; 16-18
 #			from /var/cache/bgw_prefetch/pg-N): see above
@@ -131,6 +133,7 @@ SEED=4242
 NAME=""
 KEEP=0
 NO_PAGE_REPORTING=0
+READ_AHEAD=""
 SO=""
 EXTRA_CONF=()
 ROWS_PER_PAGE=9			# fillfactor 90, 760-byte pad: see load_table
@@ -150,6 +153,7 @@ while [ $# -gt 0 ]; do
 		--name) NAME=$2; shift 2 ;;
 		--keep) KEEP=1; shift ;;
 		--no-page-reporting) NO_PAGE_REPORTING=1; shift ;;
+		--read-ahead) READ_AHEAD=$2; shift 2 ;;
 		--so) SO=$2; shift 2 ;;
 		--conf) EXTRA_CONF+=("$2"); shift 2 ;;
 		--pg) select_pg "$2"; shift 2 ;;
@@ -178,6 +182,7 @@ if [[ " $CONFIGS " == *" oracle"* ]]; then
 		die "cannot build bench/lib/read_plan.c (liburing-dev: bash scripts/install-deps.sh)"
 fi
 [ "$NO_PAGE_REPORTING" -eq 0 ] || disable_page_reporting
+[ -z "$READ_AHEAD" ] || set_read_ahead "$READ_AHEAD" "$WORK"
 pin_extension
 init_cluster
 if [ "$PG_MAJOR" = 15 ]; then

@@ -144,7 +144,8 @@ wait_forecast_due()
 
 # On exit: end the sampler, the bound's locker and the VACUUM benchmark's
 # oracle (ORACLE_PID, which the sourcing script may set), stop the server, remove
-# WORK (unless --keep), put free page reporting back; keeps the exit status.
+# WORK (unless --keep), put free page reporting and the readahead back; keeps
+# the exit status.
 cleanup()
 {
 	local rc=$? pid
@@ -165,6 +166,7 @@ cleanup()
 		rm -rf "$WORK"
 	fi
 	restore_page_reporting
+	restore_read_ahead
 	exit $rc
 }
 
@@ -403,7 +405,7 @@ make_report()
 # PostgreSQL version.
 machine_meta()
 {
-	echo "$(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB RAM, $(uname -r), ${1:-}PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}')"
+	echo "$(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB RAM, $(uname -r), $(read_ahead_meta "${WORK:-/var/tmp}"), ${1:-}PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}')"
 }
 
 # server_meta: on a server other than 15 (--pg), the version and the I/O

@@ -104,3 +104,45 @@ page_reporting_meta()
 		echo "free page reporting: not in this kernel"
 	fi
 }
+
+# Kernel readahead of the disk under a directory.  Every comparison against
+# "off" depends on it: without prefetch, VACUUM's reads set off read_ahead_kb
+# of readahead over the ranges it skips.  set_read_ahead KB DIR sets it for
+# the benchmark (the EXIT trap must call restore_read_ahead, which puts the
+# old value back); read_ahead_meta says how it stood, for the result header.
+READ_AHEAD_KNOB=""
+READ_AHEAD_RESTORE=""
+# The whole disk under DIR (a partition's read_ahead_kb is its disk's)
+read_ahead_knob()
+{
+	local src dev
+	src=$(findmnt -n -o SOURCE -T "$1") || return 1
+	dev=$(basename "$(readlink -f "$src")")
+	[ -e "/sys/class/block/$dev/partition" ] &&
+		dev=$(basename "$(readlink -f "/sys/class/block/$dev/..")")
+	echo "/sys/block/$dev/queue/read_ahead_kb"
+}
+set_read_ahead()
+{
+	local knob
+	knob=$(read_ahead_knob "$2") && [ -w "$knob" ] ||
+		die "cannot set the readahead of the disk under $2 (${knob:-no device})"
+	READ_AHEAD_RESTORE=$(cat "$knob")
+	READ_AHEAD_KNOB=$knob
+	echo "$1" >"$knob"
+	log "read_ahead_kb $READ_AHEAD_RESTORE -> $1 for this run ($knob)"
+}
+restore_read_ahead()
+{
+	if [ -n "$READ_AHEAD_RESTORE" ]; then
+		echo "$READ_AHEAD_RESTORE" >"$READ_AHEAD_KNOB" &&
+			log "read_ahead_kb back to $READ_AHEAD_RESTORE ($READ_AHEAD_KNOB)"
+		READ_AHEAD_RESTORE=""
+	fi
+}
+read_ahead_meta()
+{
+	local knob
+	knob=$(read_ahead_knob "$1") && [ -r "$knob" ] || { echo "read_ahead_kb: unknown"; return; }
+	echo "read_ahead_kb $(cat "$knob") ($(basename "$(dirname "$(dirname "$knob")")"))"
+}
