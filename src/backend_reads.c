@@ -39,8 +39,8 @@
  * if the monitor was never scheduled while it ran (prefetch_unseen.c): the
  * record does not depend on being seen, only on being read before
  * XACT_READS_RING more records are written in the backend's slot (an
- * autovacuum worker writes only its first transaction's and its scans of
- * at least min_relation_size).  Publishing such a record sets the
+ * autovacuum worker writes only its first transaction's, its scans of at
+ * least min_relation_size and its aborts).  Publishing such a record sets the
  * monitor's latch; every record of an autovacuum worker also tells the
  * monitor that autovacuum works in its database.
  *
@@ -261,14 +261,15 @@ backend_reads_xact_callback(XactEvent event, void *arg)
 	/*
 	 * An autovacuum worker runs many transactions that scan nothing worth
 	 * telling (its catalog lookups, small tables): it writes only its first
-	 * one, which says that it started, and its scans of at least
-	 * min_relation_size, so that a slot's ring holds what the monitor needs
-	 * through a long starvation.  Each of these wakes the monitor.
+	 * one, which says that it started, its scans of at least
+	 * min_relation_size and its aborts (a followed scan that aborted is
+	 * reported at once), so that a slot's ring holds what the monitor needs
+	 * through a long starvation.  The first two wake the monitor.
 	 */
 	wake = (OidIsValid(rec.relid) &&
 			rec.blocks_total >= (int64) bgwp_min_relation_size) ||
 		(MyBackendType == B_AUTOVAC_WORKER && !published_before);
-	if (!wake && MyBackendType == B_AUTOVAC_WORKER)
+	if (!wake && rec.committed && MyBackendType == B_AUTOVAC_WORKER)
 		return;
 	published_before = true;
 
