@@ -136,7 +136,7 @@ cleanup()
 	else
 		echo "kept $DIR" >&2
 	fi
-	restore_page_reporting
+	restore_knobs
 }
 trap cleanup EXIT
 [ "$NO_PAGE_REPORTING" -eq 0 ] || disable_page_reporting

@@ -276,7 +276,6 @@ backend_reads_xact_callback(XactEvent event, void *arg)
 	slot = &backend_reads_slots[BGWP_MY_BACKEND_STATUS_SLOT()];
 	SpinLockAcquire(&slot->mutex);
 	entry = &slot->ring[slot->written % XACT_READS_RING];
-	entry->slot = BGWP_MY_BACKEND_STATUS_SLOT();
 	entry->pid = MyProcPid;
 	entry->autovacuum = MyBackendType == B_AUTOVAC_WORKER;
 	entry->dbid = MyDatabaseId;

@@ -36,7 +36,6 @@ typedef struct PublishedXact
 /* ... as the reader sees it: with the backend that published it */
 typedef struct PublishedXactOf
 {
-	int			slot;			/* backend status slot */
 	int			pid;
 	bool		autovacuum;		/* an autovacuum worker's */
 	Oid			dbid;			/* the backend's database */

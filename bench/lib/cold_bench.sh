@@ -165,8 +165,7 @@ cleanup()
 	else
 		rm -rf "$WORK"
 	fi
-	restore_page_reporting
-	restore_read_ahead
+	restore_knobs
 	exit $rc
 }
 

@@ -67,37 +67,56 @@ drop_os_cache()
 	echo 3 >/proc/sys/vm/drop_caches
 }
 
+# Kernel knobs a benchmark sets for its run: set_knob_for_run FILE VALUE
+# writes VALUE and remembers the old one (knob_old_value FILE prints it);
+# the benchmark's EXIT trap calls restore_knobs, which puts every old value
+# back, the last set first.
+KNOBS_SET=()					# "FILE=OLD", in the order set
+set_knob_for_run()
+{
+	local old
+	old=$(cat "$1") && echo "$2" >"$1" || die "cannot set $1 to $2"
+	KNOBS_SET+=("$1=$old")
+	log "$1: $old -> $2 for this run"
+}
+knob_old_value()
+{
+	local e
+	for e in "${KNOBS_SET[@]}"; do
+		[ "${e%%=*}" = "$1" ] && { echo "${e#*=}"; return 0; }
+	done
+	return 1
+}
+restore_knobs()
+{
+	local i e
+	for ((i = ${#KNOBS_SET[@]} - 1; i >= 0; i--)); do
+		e=${KNOBS_SET[$i]}
+		echo "${e#*=}" >"${e%%=*}" && log "${e%%=*}: back to ${e#*=}"
+	done
+	KNOBS_SET=()
+}
+
 # Free page reporting (virtio-balloon): the guest hands the memory it frees
 # to the host, which drops it, and touching such a page again later costs a
 # fault in the host.  A cold-cache run frees its page cache with the drop
 # and then refills it, so with reporting on it pays those faults inside the
 # timed part -- a server whose page cache stays allocated does not.
 # disable_page_reporting turns it off for the benchmark (page_reporting_order
-# above the largest page order); the benchmark's EXIT trap must call
-# restore_page_reporting, which puts the old value back.
+# above the largest page order) until restore_knobs.
 PAGE_REPORTING_KNOB=/sys/module/page_reporting/parameters/page_reporting_order
 PAGE_REPORTING_OFF=11			# above MAX_PAGE_ORDER (10): nothing reported
-PAGE_REPORTING_RESTORE=""
 disable_page_reporting()
 {
 	[ -w "$PAGE_REPORTING_KNOB" ] || die "no $PAGE_REPORTING_KNOB here: this kernel does not report free pages"
-	PAGE_REPORTING_RESTORE=$(cat "$PAGE_REPORTING_KNOB")
-	echo "$PAGE_REPORTING_OFF" > "$PAGE_REPORTING_KNOB"
-	log "free page reporting off for this run (page_reporting_order $PAGE_REPORTING_RESTORE -> $PAGE_REPORTING_OFF)"
-}
-restore_page_reporting()
-{
-	if [ -n "$PAGE_REPORTING_RESTORE" ]; then
-		echo "$PAGE_REPORTING_RESTORE" > "$PAGE_REPORTING_KNOB" &&
-			log "free page reporting back on (page_reporting_order $PAGE_REPORTING_RESTORE)"
-		PAGE_REPORTING_RESTORE=""
-	fi
+	set_knob_for_run "$PAGE_REPORTING_KNOB" "$PAGE_REPORTING_OFF"
 }
 # page_reporting_meta: how free page reporting stood, for the result header
 page_reporting_meta()
 {
-	if [ -n "$PAGE_REPORTING_RESTORE" ]; then
-		echo "free page reporting: off for the run (page_reporting_order $PAGE_REPORTING_OFF, was $PAGE_REPORTING_RESTORE)"
+	local was
+	if was=$(knob_old_value "$PAGE_REPORTING_KNOB"); then
+		echo "free page reporting: off for the run (page_reporting_order $PAGE_REPORTING_OFF, was $was)"
 	elif [ -r "$PAGE_REPORTING_KNOB" ]; then
 		echo "free page reporting: on (page_reporting_order $(cat "$PAGE_REPORTING_KNOB"))"
 	else
@@ -108,10 +127,8 @@ page_reporting_meta()
 # Kernel readahead of the disk under a directory.  Every comparison against
 # "off" depends on it: without prefetch, VACUUM's reads set off read_ahead_kb
 # of readahead over the ranges it skips.  set_read_ahead KB DIR sets it for
-# the benchmark (the EXIT trap must call restore_read_ahead, which puts the
-# old value back); read_ahead_meta says how it stood, for the result header.
-READ_AHEAD_KNOB=""
-READ_AHEAD_RESTORE=""
+# the benchmark until restore_knobs; read_ahead_meta says how it stood, for
+# the result header.
 # The whole disk under DIR (a partition's read_ahead_kb is its disk's)
 read_ahead_knob()
 {
@@ -127,18 +144,7 @@ set_read_ahead()
 	local knob
 	knob=$(read_ahead_knob "$2") && [ -w "$knob" ] ||
 		die "cannot set the readahead of the disk under $2 (${knob:-no device})"
-	READ_AHEAD_RESTORE=$(cat "$knob")
-	READ_AHEAD_KNOB=$knob
-	echo "$1" >"$knob"
-	log "read_ahead_kb $READ_AHEAD_RESTORE -> $1 for this run ($knob)"
-}
-restore_read_ahead()
-{
-	if [ -n "$READ_AHEAD_RESTORE" ]; then
-		echo "$READ_AHEAD_RESTORE" >"$READ_AHEAD_KNOB" &&
-			log "read_ahead_kb back to $READ_AHEAD_RESTORE ($READ_AHEAD_KNOB)"
-		READ_AHEAD_RESTORE=""
-	fi
+	set_knob_for_run "$knob" "$1"
 }
 read_ahead_meta()
 {
