@@ -50,6 +50,10 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# PGXS tracks no header dependencies: every object is rebuilt when a header
+# changes, so that no object keeps an old struct layout.
+$(OBJS): $(wildcard $(srcdir)/src/*.h)
+
 check-unit:
 	$(MAKE) -C test/unit check
 
