@@ -18,11 +18,13 @@ OBJS = \
 	src/vacuum_plan.o \
 	src/analyze_plan.o \
 	src/io_engine.o \
+	src/io_pacing.o \
 	src/prefetcher.o \
 	src/prefetch_adopt.o \
 	src/prefetch_unseen.o \
 	src/prefetch_follow.o \
 	src/prefetch_reads.o \
+	src/prefetch_pacing.o \
 	src/prefetch_report.o \
 	src/buffer_loader.o \
 	src/calibrate.o \

@@ -87,7 +87,11 @@ CREATE FUNCTION bgw_prefetch_status(
     OUT io_fallback_reason text,
     OUT active_targets integer,
     OUT targets_served bigint,
-    OUT transactions_unread bigint
+    OUT transactions_unread bigint,
+    OUT pacing text,
+    OUT pacing_rate_mb_s double precision,
+    OUT probe_latency_us double precision,
+    OUT probe_base_latency_us double precision
 )
 RETURNS record
 AS 'MODULE_PATHNAME', 'bgw_prefetch_status'

@@ -62,6 +62,8 @@
 #   --configs LIST  configurations ("off on"); onN: on with
 #                   bgw_prefetch.tablespace_io_depth = 'pg_default=N';
 #                   onfa: on with bgw_prefetch.io_method = 'fadvise';
+#                   onnp: on with bgw_prefetch.pacing = off (bounded by
+#                   depth and distance only);
 #                   onserve: on with bgw_prefetch.cost_limited_depth = -1
 #                   (the default: cost-limited autovacuums read ahead for);
 #                   onhold: on with cost_limited_depth = 0 (nothing read
@@ -130,7 +132,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 for c in $CONFIGS; do
-	[[ "$c" =~ ^(none|off|on|on[0-9]+|onfa|onserve|onhold|onmd[0-9]+|offww|onww|onalt)$ ]] || bad_usage "--configs: none, off, on, onN, onfa, onserve, onhold, onmdN, offww, onww or onalt, not $c"
+	[[ "$c" =~ ^(none|off|on|on[0-9]+|onfa|onnp|onserve|onhold|onmd[0-9]+|offww|onww|onalt)$ ]] || bad_usage "--configs: none, off, on, onN, onfa, onnp, onserve, onhold, onmdN, offww, onww or onalt, not $c"
 	[ "$c" != onalt ] || [ -r "$SO_ALT" ] || bad_usage "--configs onalt needs --so-alt PATH"
 done
 need_root "every run drops the OS page cache"
@@ -230,6 +232,7 @@ run()
 			setting="wal_writer_delay = 1ms
 wal_writer_flush_after = 0" ;;
 		onfa) setting="bgw_prefetch.io_method = 'fadvise'" ;;
+		onnp) setting="bgw_prefetch.pacing = off" ;;
 		onserve) setting="bgw_prefetch.cost_limited_depth = -1" ;;
 		onhold) setting="bgw_prefetch.cost_limited_depth = 0" ;;
 		onmd*) setting="bgw_prefetch.max_distance = '${config#onmd}MB'" ;;
@@ -266,7 +269,25 @@ SELECT extract(epoch FROM clock_timestamp()), c.relname, p.phase,
  WHERE c.relname IN ($BIG_IN) \watch 0.02
 EOF
 	sampler=$!
-	(cd "$RUNDIR" && as_pg "$PGBIN/pgbench" -n -c 4 -j 2 -R "$RATE" -T "$DURATION" -l --log-prefix="$RUNDIR/fg" \
+	# what the foreground waits on, and the pacer's state, every 20 ms
+	PGAPPNAME=foreground_sampler psql_ -qAt >"$RUNDIR/foreground.txt" 2>&1 <<EOF &
+SELECT extract(epoch FROM clock_timestamp()),
+       coalesce(wait_event_type || ':' || wait_event, 'CPU'), count(*)
+  FROM pg_stat_activity
+ WHERE application_name = 'pgbench' AND state = 'active'
+ GROUP BY 2 \watch 0.02
+EOF
+	fg_sampler=$!
+	pacing_sampler=
+	if [ "$config" != none ]; then
+		PGAPPNAME=pacing_sampler psql_ -qAt >"$RUNDIR/pacing.txt" 2>&1 <<EOF &
+SELECT extract(epoch FROM clock_timestamp()), pacing, pacing_rate_mb_s,
+       probe_latency_us, probe_base_latency_us
+  FROM bgw_prefetch_status() \watch 0.02
+EOF
+		pacing_sampler=$!
+	fi
+	(cd "$RUNDIR" && PGAPPNAME=pgbench as_pg "$PGBIN/pgbench" -n -c 4 -j 2 -R "$RATE" -T "$DURATION" -l --log-prefix="$RUNDIR/fg" \
 		-h "$WORK" -p "$PORT" bench >"$RUNDIR/pgbench.txt" 2>&1) &
 	pgb=$!
 	pgb_start=$(date +%s)
@@ -279,8 +300,8 @@ EOF
 		[ "$(q "SELECT count(*) FROM pg_stat_user_tables WHERE relname IN ($BIG_IN) AND last_autovacuum IS NOT NULL")" = "$TABLES" ] && break
 		sleep 0.1
 	done
-	kill "$sampler" 2>/dev/null || true
-	wait "$sampler" 2>/dev/null || true
+	kill "$sampler" "$fg_sampler" $pacing_sampler 2>/dev/null || true
+	wait "$sampler" "$fg_sampler" $pacing_sampler 2>/dev/null || true
 	log_since "$off" >"$RUNDIR/server.log"
 	if [ "$config" = none ]; then
 		: >"$RUNDIR/view.txt"
@@ -293,6 +314,7 @@ EOF
 	python3 "$ROOT/bench/lib/oltp_run.py" "$RUNDIR" "$ROUND" "$SEQ" "$config" "$delay" \
 		"$(cut -d' ' -f1 /proc/loadavg)" $BIG >>"$CSV"
 	log "round $ROUND $config delay $delay: $(grep "^$ROUND,$SEQ,.*,foreground,vacuums," "$CSV" | cut -d, -f17-18 | tr , /) ms p50/p99 during the vacuums"
+	log "  $(python3 "$ROOT/bench/lib/oltp_waits.py" "$RUNDIR")"
 }
 
 for ROUND in $(seq 1 "$ROUNDS"); do

@@ -103,6 +103,7 @@ bgwp_select_pg "$BGWP_TEST_VERSION"
 # others (DDL around served scans, signals and crashes, worker slots, bad
 # input, the io_uring fallback, calibration) run on 15 only.
 VERSION_TAP_TESTS=(t/001_monitor_basic.pl t/010_vacuum_prefetch.pl t/011_analyze_prefetch.pl t/013_unseen_scans.pl
+	t/014_pacing.pl
 	t/012_view_accuracy.pl t/024_table_kinds.pl t/026_shared_buffers.pl t/029_vacuum_options.pl
 	t/027_autovacuum_forecast.pl t/030_clog_writer.pl t/031_clog_standby.pl
 	t/032_clog_crash_loop.pl t/050_reference.pl)

@@ -75,6 +75,7 @@ read_slot(int slot, PgBackendStatus *copy)
 		copy->st_proc_start_timestamp = entry->st_proc_start_timestamp;
 		copy->st_activity_start_timestamp = entry->st_activity_start_timestamp;
 		copy->st_databaseid = entry->st_databaseid;
+		copy->st_state = entry->st_state;
 		copy->st_progress_command = entry->st_progress_command;
 		copy->st_progress_command_target = entry->st_progress_command_target;
 		memcpy(copy->st_progress_param, (const void *) entry->st_progress_param,
@@ -171,14 +172,18 @@ classify(int slot, const PgBackendStatus *st, ScanObservation *obs)
  * Fill out[] with every backend currently running a scan of a
  * relation of at least bgw_prefetch.min_relation_size (as far as known yet).
  * Returns the number found (at most max).  *autovacuum_running tells whether
- * any autovacuum worker exists: its next table may start at any moment.
+ * any autovacuum worker exists: its next table may start at any moment;
+ * *foreground_running how many client backends run a statement other than
+ * a VACUUM or ANALYZE (as far as looked at), for the pacing.
  */
 int
-backends_discover(ScanObservation *out, int max, bool *autovacuum_running)
+backends_discover(ScanObservation *out, int max, bool *autovacuum_running,
+				  int *foreground_running)
 {
 	int			n = 0;
 
 	*autovacuum_running = false;
+	*foreground_running = 0;
 	for (int slot = 0; slot < status_slots && n < max; slot++)
 	{
 		PgBackendStatus copy;
@@ -189,7 +194,13 @@ backends_discover(ScanObservation *out, int max, bool *autovacuum_running)
 		if (copy.st_backendType == B_AUTOVAC_WORKER)
 			*autovacuum_running = true;
 		if (!classify(slot, &copy, obs))
+		{
+			if (copy.st_backendType == B_BACKEND &&
+				copy.st_state == STATE_RUNNING &&
+				copy.st_progress_command == PROGRESS_COMMAND_INVALID)
+				(*foreground_running)++;
 			continue;
+		}
 		/*
 		 * VACUUM advertises the relation size.  ANALYZE advertises its
 		 * sample size, which is the relation size for relations smaller than

@@ -37,7 +37,8 @@ typedef struct ScanObservation
 
 extern void backends_attach(void);
 extern int	backends_discover(ScanObservation *out, int max,
-							  bool *autovacuum_running);
+							  bool *autovacuum_running,
+							  int *foreground_running);
 /* What re-reading a known scan's slot found. */
 typedef enum ObserveResult
 {

@@ -44,6 +44,7 @@ typedef enum ClogWriterMode
 extern bool bgwp_enabled;
 extern bool bgwp_vacuum;
 extern bool bgwp_analyze;
+extern bool bgwp_pacing;
 extern int	bgwp_clog_writer;		/* ClogWriterMode */
 extern int	bgwp_targets;
 extern int	bgwp_min_relation_size; /* in blocks */

@@ -40,6 +40,7 @@
 bool		bgwp_enabled = true;
 bool		bgwp_vacuum = true;
 bool		bgwp_analyze = true;
+bool		bgwp_pacing = true;
 int			bgwp_clog_writer = CLOG_WRITER_MODE_AUTO;
 int			bgwp_targets = PREFETCH_TARGETS_ALL;
 int			bgwp_min_relation_size = 1024;
@@ -283,6 +284,11 @@ bgwp_define_gucs(void)
 	DefineCustomBoolVariable("bgw_prefetch.vacuum",
 							 "Prefetch the heap blocks of running VACUUMs.",
 							 "When off, VACUUMs are still followed and measured in pg_stat_prefetch.", &bgwp_vacuum, true, PGC_SIGHUP, 0,
+							 NULL, NULL, NULL);
+	DefineCustomBoolVariable("bgw_prefetch.pacing",
+							 "Pace the prefetch by the latency a small direct read sees on the disk.",
+							 "When off, the prefetch is bounded by its depth and distance only.",
+							 &bgwp_pacing, true, PGC_SIGHUP, 0,
 							 NULL, NULL, NULL);
 	DefineCustomBoolVariable("bgw_prefetch.analyze",
 							 "Prefetch the upcoming sample blocks of running ANALYZEs where that pays.",

@@ -96,6 +96,10 @@ typedef struct MonitorShared
 	char		io_method[16];
 	char		io_fallback_reason[256];
 	int64		targets_served;
+	char		pacing[64];		/* paced, idle, off, or why unavailable */
+	double		pacing_rate_mb_s;	/* -1: never measured */
+	double		probe_latency_us;
+	double		probe_base_us;
 	int			nrows;
 	ActivityRow rows[BGWP_MAX_TARGETS];
 } MonitorShared;
@@ -200,14 +204,16 @@ Datum
 bgw_prefetch_status(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[10];
-	bool		nulls[10];
+	Datum		values[14];
+	bool		nulls[14];
 	StatsStatus ss;
 	int			pid;
 	char		io_method[16];
 	char		io_fallback_reason[256];
 	int			active_targets;
 	int64		targets_served;
+	char		pacing[64];
+	double		pacing_figures[3];
 
 	stats_get_status(&ss);
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
@@ -220,6 +226,11 @@ bgw_prefetch_status(PG_FUNCTION_ARGS)
 			sizeof(io_fallback_reason));
 	active_targets = monitor_shared->nrows;
 	targets_served = monitor_shared->targets_served;
+	strlcpy(pacing, pid != 0 ? monitor_shared->pacing : "",
+			sizeof(pacing));
+	pacing_figures[0] = monitor_shared->pacing_rate_mb_s;
+	pacing_figures[1] = monitor_shared->probe_latency_us;
+	pacing_figures[2] = monitor_shared->probe_base_us;
 	LWLockRelease(monitor_shared->lock);
 
 	memset(nulls, 0, sizeof(nulls));
@@ -239,6 +250,18 @@ bgw_prefetch_status(PG_FUNCTION_ARGS)
 	values[7] = Int32GetDatum(active_targets);
 	values[8] = Int64GetDatum(targets_served);
 	values[9] = Int64GetDatum((int64) backend_reads_unread());
+	if (pacing[0] != '\0')
+		values[10] = CStringGetTextDatum(pacing);
+	else
+		nulls[10] = true;
+	for (int i = 0; i < 3; i++)
+	{
+		/* a figure not measured yet (or no monitor) is NULL */
+		if (pid != 0 && pacing_figures[i] >= 0)
+			values[11 + i] = Float8GetDatum(pacing_figures[i]);
+		else
+			nulls[11 + i] = true;
+	}
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
@@ -252,6 +275,9 @@ publish_state(int64 targets_served)
 	ActivityRow rows[BGWP_MAX_TARGETS];
 	int			nrows = prefetcher_activity(rows, BGWP_MAX_TARGETS);
 	const char *reason = prefetcher_fallback_reason();
+	PacingState pacing;
+
+	prefetch_pacing_state(&pacing);
 
 	/* an idle monitor has nothing new to say after saying it once */
 	if (nrows == 0 && published_idle)
@@ -266,6 +292,15 @@ publish_state(int64 targets_served)
 	strlcpy(monitor_shared->io_fallback_reason, reason ? reason : "",
 			sizeof(monitor_shared->io_fallback_reason));
 	monitor_shared->targets_served = targets_served;
+	strlcpy(monitor_shared->pacing,
+			!bgwp_pacing ? "off" :
+			pacing.unpaced_reason ? pacing.unpaced_reason :
+			pacing.paced ? "paced" :
+			pacing.alone ? "alone" : "idle",
+			sizeof(monitor_shared->pacing));
+	monitor_shared->pacing_rate_mb_s = pacing.rate_mb_s;
+	monitor_shared->probe_latency_us = pacing.latency_us;
+	monitor_shared->probe_base_us = pacing.base_us;
 	LWLockRelease(monitor_shared->lock);
 }
 
@@ -309,6 +344,7 @@ monitor_iteration(int64 *targets_served)
 	int			nfound = 0;
 	int			nstarting = 0;
 	bool		autovacuum_running = false;
+	int			foreground_running = 0;
 
 	/*
 	 * Scans over before they could be seen, from what their backends
@@ -328,7 +364,10 @@ monitor_iteration(int64 *targets_served)
 			nstarting = resolver_take_first_scans(starting, BGWP_MAX_TARGETS);
 		for (int i = 0; i < nstarting; i++)
 			prefetcher_start_announced(&starting[i]);
-		nfound = backends_discover(found, BGWP_MAX_TARGETS, &autovacuum_running);
+		nfound = backends_discover(found, BGWP_MAX_TARGETS, &autovacuum_running,
+								   &foreground_running);
+		prefetch_pacing_note_foreground(foreground_running,
+										GetCurrentTimestamp());
 		if (autovacuum_running)
 		{
 			nworkers = backends_autovacuum_workers(workers, BGWP_MAX_TARGETS);

@@ -214,6 +214,12 @@ extern void calibrate_cost_model(AnalyzeCostModel *model,
 								 const ResolvedRelation *rel);
 extern void learn_read_cost(const PrefetchTarget *t);
 extern void submit_reads(PrefetchTarget *t);
+
+/* prefetch_pacing.c: the prefetch's rate */
+extern void prefetch_pacing_step(TimestampTz now);
+extern bool prefetch_pacing_take(int blocks);
+extern bool prefetch_pacing_completed(const IoCompletion *c);
+extern void prefetch_pacing_stop(void);
 extern void reap_completions(void);
 extern void retire_consumed(PrefetchTarget *t);
 extern void note_read_wait(PrefetchTarget *t, int64 position);

@@ -462,6 +462,9 @@ submit_reads(PrefetchTarget *t)
 			}
 			break;
 		}
+		/* the disk's other users first: within the paced rate */
+		if (!prefetch_pacing_take(n))
+			break;				/* the range stays pending */
 		slot = (t->ring_head + t->ring_count) % BGWP_RANGE_RING;
 		tag = ((uint64) (t - prefetch_targets) << 32) | (uint64) slot;
 		if (!submit_range(t, fd, (off_t) (start % RELSEG_SIZE) * BLCKSZ,
@@ -567,7 +570,8 @@ reap_completions(void)
 	while ((n = io_engine_reap(prefetch_engine, done, lengthof(done))) > 0)
 	{
 		for (int i = 0; i < n; i++)
-			complete_read(&done[i]);
+			if (!prefetch_pacing_completed(&done[i]))
+				complete_read(&done[i]);
 	}
 }
 

@@ -105,6 +105,7 @@ prefetcher_start(void)
 void
 prefetcher_stop(bool report)
 {
+	prefetch_pacing_stop();
 	if (prefetch_engine != NULL)
 		io_engine_destroy(prefetch_engine);
 	prefetch_engine = NULL;
@@ -806,6 +807,7 @@ prefetcher_step(void)
 	/* account for finished reads against the fresh positions */
 	reap_completions();
 	buffers_room = shared_buffers_room();
+	prefetch_pacing_step(now);
 
 	for (int i = 0; i < BGWP_MAX_TARGETS; i++)
 	{

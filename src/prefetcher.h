@@ -30,6 +30,19 @@ typedef struct ActivityRow
 	int64		prefetched_blocks;
 } ActivityRow;
 
+/* The pacer's state (prefetch_pacing.c), for bgw_prefetch_status() */
+typedef struct PacingState
+{
+	bool		paced;			/* the prefetch reads ahead under a rate now */
+	bool		alone;			/* it reads ahead unpaced: no foreground */
+	const char *unpaced_reason; /* why it never is, or NULL */
+	double		rate_mb_s;		/* the rate (-1: never measured) */
+	double		latency_us;		/* the probes' latency, filtered (-1: none) */
+	double		base_us;		/* their uncontended latency (-1: none) */
+	int64		probes;
+	int64		congestions;
+} PacingState;
+
 extern void prefetcher_start(void);
 extern void prefetcher_stop(bool report);
 extern int	prefetcher_event_fd(void);
@@ -47,5 +60,7 @@ extern bool prefetcher_sampling(void);
 extern int	prefetcher_active_targets(void);
 extern bool prefetcher_wants_next_step(void);
 extern int	prefetcher_activity(ActivityRow *rows, int max);
+extern void prefetch_pacing_note_foreground(int running, TimestampTz now);
+extern void prefetch_pacing_state(PacingState *s);
 
 #endif							/* BGWP_PREFETCHER_H */

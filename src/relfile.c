@@ -32,12 +32,15 @@
 #include "relfile.h"
 
 /*
- * Open segment segno of a fork of the relation, read-only.  Returns the
- * descriptor, or -1 with errno set: EMFILE when no more descriptors may be
- * held (retry later), ENOENT when the file does not exist.
+ * Open segment segno of a fork of the relation, read-only, with
+ * extra_flags (0, or PG_O_DIRECT for a read that must go to the disk).
+ * Returns the descriptor, or -1 with errno set: EMFILE when no more
+ * descriptors may be held (retry later), ENOENT when the file does not
+ * exist, EINVAL when the file system refuses the flags.
  */
-int
-relfile_open(BgwpRelFile relfile, ForkNumber forknum, int segno)
+static int
+open_segment(BgwpRelFile relfile, ForkNumber forknum, int segno,
+			 int extra_flags)
 {
 	char	   *path;
 	char	   *segpath;
@@ -51,7 +54,7 @@ relfile_open(BgwpRelFile relfile, ForkNumber forknum, int segno)
 	}
 	path = bgwp_rel_path(relfile, forknum);
 	segpath = segno == 0 ? path : psprintf("%s.%d", path, segno);
-	fd = BasicOpenFile(segpath, O_RDONLY | PG_BINARY);
+	fd = BasicOpenFile(segpath, O_RDONLY | PG_BINARY | extra_flags);
 	save_errno = errno;
 	if (fd < 0)
 		ReleaseExternalFD();
@@ -60,6 +63,19 @@ relfile_open(BgwpRelFile relfile, ForkNumber forknum, int segno)
 	pfree(path);
 	errno = save_errno;
 	return fd;
+}
+
+int
+relfile_open(BgwpRelFile relfile, ForkNumber forknum, int segno)
+{
+	return open_segment(relfile, forknum, segno, 0);
+}
+
+/* ... for direct reads (O_DIRECT), which bypass the OS cache */
+int
+relfile_open_direct(BgwpRelFile relfile, ForkNumber forknum, int segno)
+{
+	return open_segment(relfile, forknum, segno, PG_O_DIRECT);
 }
 
 void

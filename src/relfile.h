@@ -13,6 +13,8 @@
 #include "compat.h"
 
 extern int	relfile_open(BgwpRelFile relfile, ForkNumber forknum, int segno);
+extern int	relfile_open_direct(BgwpRelFile relfile, ForkNumber forknum,
+								int segno);
 extern void relfile_close(int fd);
 extern bool relfile_unlinked(int fd);
 
