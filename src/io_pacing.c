@@ -102,7 +102,6 @@ io_pacing_restart(IoPacing *p, int64_t now)
 	p->window_min_us = kept.window_min_us;
 	p->prev_window_min_us = kept.prev_window_min_us;
 	p->window_start = kept.window_start;
-	p->probes = kept.probes;
 	p->congestions = kept.congestions;
 	p->drain_probes = DRAIN_PROBES;
 }
@@ -135,7 +134,6 @@ io_pacing_probe(IoPacing *p, double latency_us, int64_t now)
 
 	if (latency_us < 0)
 		return;
-	p->probes++;
 	if (now > p->last_probe_at)
 		issued = p->taken * 1e6 / (double) (now - p->last_probe_at);
 	p->taken = 0;

@@ -38,7 +38,6 @@ typedef struct IoPacing
 													 * before each */
 	int			nrecent;
 	double		last_us;		/* filtered latency of the last probe */
-	int64_t		probes;
 	int64_t		congestions;	/* probes that found the disk congested */
 } IoPacing;
 

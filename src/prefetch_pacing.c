@@ -270,6 +270,4 @@ prefetch_pacing_state(PacingState *s)
 	s->rate_mb_s = pacing.rate * BLCKSZ / 1e6;
 	s->base_us = pacing.base_us;
 	s->latency_us = pacing.last_us;
-	s->probes = pacing.probes;
-	s->congestions = pacing.congestions;
 }

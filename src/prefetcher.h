@@ -39,8 +39,6 @@ typedef struct PacingState
 	double		rate_mb_s;		/* the rate (-1: never measured) */
 	double		latency_us;		/* the probes' latency, filtered (-1: none) */
 	double		base_us;		/* their uncontended latency (-1: none) */
-	int64		probes;
-	int64		congestions;
 } PacingState;
 
 extern void prefetcher_start(void);
