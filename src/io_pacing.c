@@ -25,13 +25,18 @@
  * matters is the latency the prefetch adds, so the base is the latency
  * without it, everything else running: a pacing (re)start and each window
  * of WINDOW_US begin with a drain, DRAIN_PROBES probes during which the
- * prefetch issues nothing, and the base is the lowest latency of the
- * drains of the last two windows (before the first, the lowest of all
- * probes).  A base taken from any probe would be
- * wrong both ways: a controller that keeps the latency near its threshold
- * never sees the lowest value again (the base drifts up), and one taken in
- * a quiet moment (between two VACUUMs) holds the prefetch to a latency the
- * VACUUM's own writes already exceed.  A drain costs the prefetch some 30
+ * prefetch issues nothing, sent once the scan has read what was read ahead
+ * for it (prefetch_pacing.c), so that it reads for itself as it would
+ * without the extension.  The base is the median of the last
+ * IO_PACING_DRAINS drains' lowest probes (before the first drain, the
+ * lowest of all probes).  A base taken from any probe would be wrong both
+ * ways: a controller that keeps the latency near its threshold never sees
+ * the lowest value again (the base drifts up), and one taken in a quiet
+ * moment (between two VACUUMs) holds the prefetch to a latency the VACUUM
+ * alone already exceeds: with 8 MB of kernel readahead, a VACUUM's own
+ * reads set off megabytes of readahead over the ranges it skips, which the
+ * prefetch, by reading just the planned blocks first, takes away.  A drain
+ * costs the prefetch some 30
  * ms in five seconds.  The current value is the lowest of the last
  * IO_PACING_FILTER probes, which filters out a single slow one.
  *
@@ -47,10 +52,12 @@
  * first time), not at full rate: that would be a burst of tens of
  * megabytes in front of the foreground's reads at every scan, before the
  * first probes could bring it down.
-
+ *
  * The rate is spent as tokens, one per block, refilled as time passes up
- * to BURST_US worth of it.  Times are in microseconds; nothing here
- * depends on the server.
+ * to BURST_US worth of it; a read may run them into debt (io_pacing_take()),
+ * so that reads go out one by one, spread over time, rather than in bursts
+ * that would sit in the disk's queue in front of the foreground's reads.
+ * Times are in microseconds; nothing here depends on the server.
  *
  *-------------------------------------------------------------------------
  */
@@ -68,8 +75,7 @@
 #define LATENCY_SLACK_US 10.0
 #define WINDOW_US 5000000
 #define DRAIN_PROBES 3
-#define BURST_US 20000.0
-#define MIN_BURST 64.0			/* two reads of 32 blocks */
+#define BURST_US 2000.0
 
 void
 io_pacing_init(IoPacing *p, int64_t now)
@@ -77,12 +83,11 @@ io_pacing_init(IoPacing *p, int64_t now)
 	memset(p, 0, sizeof(*p));
 	p->rate = START_RATE;
 	p->slow_start = true;
-	p->tokens = MIN_BURST;
+	p->tokens = 0;
 	p->refilled_at = now;
 	p->last_probe_at = now;
 	p->window_start = now;
-	p->window_min_us = -1;
-	p->prev_window_min_us = -1;
+	p->drain_min_us = -1;
 	p->base_us = -1;
 	p->last_us = -1;
 }
@@ -99,11 +104,39 @@ io_pacing_restart(IoPacing *p, int64_t now)
 	io_pacing_init(p, now);
 	p->rate = kept.rate;
 	p->base_us = kept.base_us;
-	p->window_min_us = kept.window_min_us;
-	p->prev_window_min_us = kept.prev_window_min_us;
+	memcpy(p->drains_us, kept.drains_us, sizeof(p->drains_us));
+	p->ndrains = kept.ndrains;
 	p->window_start = kept.window_start;
 	p->congestions = kept.congestions;
 	p->drain_probes = DRAIN_PROBES;
+}
+
+/*
+ * A drain ended with lowest latency us: the base becomes the median of the
+ * last IO_PACING_DRAINS drains (of two, their mean).
+ */
+static void
+record_drain(IoPacing *p, double us)
+{
+	double		sorted[IO_PACING_DRAINS];
+	int			n;
+
+	memmove(&p->drains_us[1], &p->drains_us[0],
+			sizeof(double) * (IO_PACING_DRAINS - 1));
+	p->drains_us[0] = us;
+	if (p->ndrains < IO_PACING_DRAINS)
+		p->ndrains++;
+	n = p->ndrains;
+	memcpy(sorted, p->drains_us, sizeof(double) * n);
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && sorted[j] < sorted[j - 1]; j--)
+		{
+			double		tmp = sorted[j];
+
+			sorted[j] = sorted[j - 1];
+			sorted[j - 1] = tmp;
+		}
+	p->base_us = n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
 }
 
 /* The latency above which the disk counts as congested (-1: no base yet) */
@@ -140,29 +173,25 @@ io_pacing_probe(IoPacing *p, double latency_us, int64_t now)
 	p->last_probe_at = now;
 
 	/*
-	 * The base: the lowest latency of the drains of this window and the one
-	 * before; until a drain has measured it, the lowest of all probes.
+	 * The base: the median of the last drains' lowest probes; until a drain
+	 * has measured it, the lowest of all probes.
 	 */
 	if (now - p->window_start >= WINDOW_US)
 	{
-		p->prev_window_min_us = p->window_min_us;
-		p->window_min_us = -1;
 		p->window_start = now;
 		p->drain_probes = DRAIN_PROBES;
+		p->drain_min_us = -1;
 		return;					/* sent before the drain began */
 	}
 	if (p->drain_probes > 0)
 	{
-		if (p->window_min_us < 0 || latency_us < p->window_min_us)
-			p->window_min_us = latency_us;
-		p->base_us = p->window_min_us;
-		if (p->prev_window_min_us >= 0 && p->prev_window_min_us < p->base_us)
-			p->base_us = p->prev_window_min_us;
-		p->drain_probes--;
+		if (p->drain_min_us < 0 || latency_us < p->drain_min_us)
+			p->drain_min_us = latency_us;
+		if (--p->drain_probes == 0)
+			record_drain(p, p->drain_min_us);
 		return;					/* a measure of the base only */
 	}
-	if (p->window_min_us < 0 && p->prev_window_min_us < 0 &&
-		(p->base_us < 0 || latency_us < p->base_us))
+	if (p->ndrains == 0 && (p->base_us < 0 || latency_us < p->base_us))
 		p->base_us = latency_us;
 
 	/* the current latency: the lowest of the last few probes */
@@ -214,8 +243,6 @@ io_pacing_refill(IoPacing *p, int64_t now)
 {
 	double		burst = p->rate * BURST_US / 1e6;
 
-	if (burst < MIN_BURST)
-		burst = MIN_BURST;
 	if (now > p->refilled_at)
 	{
 		p->tokens += p->rate * (double) (now - p->refilled_at) / 1e6;
@@ -225,11 +252,16 @@ io_pacing_refill(IoPacing *p, int64_t now)
 	p->refilled_at = now;
 }
 
-/* May blocks more be issued now?  They are taken if so. */
+/*
+ * May blocks more be issued now?  They are taken if so.  One read may run
+ * the tokens into debt, so that the burst can stay smaller than a read:
+ * reads go out one at a time, spread over the rate's time, rather than in
+ * bursts that sit in the disk's queue in front of the foreground's reads.
+ */
 bool
 io_pacing_take(IoPacing *p, int blocks)
 {
-	if (p->drain_probes > 0 || p->tokens < blocks)
+	if (p->drain_probes > 0 || p->tokens <= 0)
 		return false;
 	p->tokens -= blocks;
 	p->taken += blocks;

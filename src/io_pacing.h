@@ -16,6 +16,7 @@
 
 /* Probe latencies the controller filters (the lowest of the last few) */
 #define IO_PACING_FILTER 3
+#define IO_PACING_DRAINS 3
 
 typedef struct IoPacing
 {
@@ -26,10 +27,12 @@ typedef struct IoPacing
 	int64_t		last_probe_at;	/* us */
 	int64_t		refilled_at;	/* us */
 
-	/* the probe's uncontended latency: lowest of two windows */
+	/* the probe's latency without the prefetch, from the last drains */
 	double		base_us;
-	double		window_min_us;
-	double		prev_window_min_us;
+	double		drain_min_us;	/* lowest probe of the drain under way */
+	double		drains_us[IO_PACING_DRAINS];	/* the last drains' lowest
+												 * probes, newest first */
+	int			ndrains;
 	int64_t		window_start;	/* us */
 	int			drain_probes;	/* probes left with nothing issued */
 

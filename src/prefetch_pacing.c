@@ -50,6 +50,12 @@
 /* Idle this long, the rate starts over, in ms */
 #define PACING_RESTART_MS 1000
 /*
+ * A drain measures the disk without the prefetch: its probes are sent once
+ * the scan has caught up with what was read ahead (it then reads for
+ * itself, as without the extension), or after this long, in ms
+ */
+#define DRAIN_CATCH_UP_MS 1000
+/*
  * Beside the foreground: over the last two windows of FOREGROUND_WINDOW_MS,
  * the monitor's looks found on average at least FOREGROUND_MIN_RUNNING
  * client statements running
@@ -69,6 +75,7 @@ static bool probe_inflight = false;
 static bool issued_since_probe = false;
 static TimestampTz last_probe = 0;
 static TimestampTz last_reading = 0;
+static TimestampTz drain_started = 0;	/* 0: not draining */
 static pg_prng_state probe_prng;
 static const char *unpaced_reason = NULL;	/* a lasting reason, or NULL */
 typedef struct ForegroundWindow
@@ -202,6 +209,16 @@ prefetch_pacing_step(TimestampTz now)
 	last_reading = now;
 	io_pacing_refill(&pacing, now);
 	pacing_in_effect = true;
+	if (!io_pacing_draining(&pacing))
+		drain_started = 0;
+	else
+	{
+		if (drain_started == 0)
+			drain_started = now;
+		if (t->blocks_ahead > 0 &&
+			!TimestampDifferenceExceeds(drain_started, now, DRAIN_CATCH_UP_MS))
+			return;				/* the scan still reads what was read ahead */
+	}
 	if (!probe_inflight &&
 		(issued_since_probe || io_engine_inflight(prefetch_engine) > 0 ||
 		 io_pacing_draining(&pacing)) &&

@@ -43,12 +43,15 @@ def main(run):
     shares = ', '.join('%s %d %%' % (e, round(100.0 * n / total))
                        for e, n in waits.most_common(5)) if total else 'none'
 
+    states = Counter(r[0] for at, r in rows(run, 'pacing.txt')
+                                 if start <= at <= end and r and r[0])
     paced = [r for at, r in rows(run, 'pacing.txt')
-             if start <= at <= end and len(r) >= 4 and r[0].startswith('paced')
+             if start <= at <= end and len(r) >= 4 and r[0] == 'paced'
              and '' not in r[1:4]]
     if paced:
-        pacing = 'paced in %d samples (%d beside the foreground): rate %.0f MB/s, probe %.0f us, base %.0f us (medians)' % (
-            len(paced), sum(1 for r in paced if r[0] != 'paced'),
+        pacing = 'paced in %d of %d samples (%s): rate %.0f MB/s, probe %.0f us, base %.0f us (medians)' % (
+            len(paced), sum(states.values()),
+            ', '.join('%s %d' % (k, n) for k, n in states.most_common()),
             statistics.median(float(r[1]) for r in paced),
             statistics.median(float(r[2]) for r in paced),
             statistics.median(float(r[3]) for r in paced))
