@@ -6,10 +6,12 @@ OBJS = \
 	src/guc.o \
 	src/stats.o \
 	src/monitor.o \
+	src/worker_exit.o \
 	src/backends.o \
 	src/resolver.o \
 	src/resolve_relation.o \
 	src/announce.o \
+	src/statement_options.o \
 	src/autovac_rule.o \
 	src/forecast.o \
 	src/forecaster.o \

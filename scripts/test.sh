@@ -27,10 +27,9 @@
 # Debian's package, 16-18 are built from source by scripts/build-pg.sh
 # (cached: a version already built is not rebuilt) and the extension is
 # installed into their prefixes.  On 15 every step runs; on 16-18 the
-# package step does not (the package is built for Debian's 15) and the TAP
-# files are those in VERSION_TAP_TESTS below, unless PROVE_TESTS names
-# others (PROVE_TESTS="$(echo t/*.pl)" runs all of them).  The exit status
-# is non-zero if any version failed.
+# package step does not (the package is built for Debian's 15).  Every TAP
+# file runs on every version, unless PROVE_TESTS names some.  The exit
+# status is non-zero if any version failed.
 set -uo pipefail
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -93,24 +92,7 @@ fi
 BGWP_TEST_VERSION=${BGWP_TEST_VERSION:-15}
 bgwp_select_pg "$BGWP_TEST_VERSION"
 
-# The TAP files run on 16-18: those that go through code that differs
-# between versions (src/compat.h): backend status and progress reporting,
-# the VACUUM and ANALYZE plans, the VACUUM options of each version,
-# relation files and paths, the view's read figures, the autovacuum
-# forecast, the buffer loader's lock probe, the CLOG SLRU layout and locks
-# (writer, standby, crash loop; the mutation step runs t/032 again), and
-# the reference check (GUC ranges, pg_regress's expected output).  The
-# others (DDL around served scans, signals and crashes, worker slots, bad
-# input, the io_uring fallback, calibration) run on 15 only.
-VERSION_TAP_TESTS=(t/001_monitor_basic.pl t/010_vacuum_prefetch.pl t/011_analyze_prefetch.pl t/013_unseen_scans.pl
-	t/014_pacing.pl
-	t/012_view_accuracy.pl t/024_table_kinds.pl t/026_shared_buffers.pl t/029_vacuum_options.pl
-	t/027_autovacuum_forecast.pl t/030_clog_writer.pl t/031_clog_standby.pl
-	t/032_clog_crash_loop.pl t/050_reference.pl)
 TAP_TESTS_RUN=${PROVE_TESTS:-}
-if [ -z "$TAP_TESTS_RUN" ] && [ "$BGWP_PG_MAJOR" != 15 ]; then
-	TAP_TESTS_RUN="${VERSION_TAP_TESTS[*]}"
-fi
 
 STEP_NAMES=()
 STEP_RESULTS=()

@@ -12,7 +12,8 @@
  * outside worker can only guess: the statement's options as parsed, and
  * its session's vacuum_freeze_table_age.  Database-wide commands, the
  * partitions and inheritance children a command expands to, and autovacuum
- * go through the workers.
+ * go through the workers; for a manual command the backend publishes what
+ * they need of the statement (statement_options.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -60,6 +61,7 @@
 #include "resolver.h"
 #include "resolver_internal.h"
 #include "backends.h"
+#include "statement_options.h"
 /*
  * At most this many relations of one statement are resolved in advance
  * (a relation and its TOAST table count as two): the lookups run in the
@@ -242,8 +244,7 @@ resolver_announce_statement(const VacuumStmt *stmt, bool toplevel)
 	 * Announced whether or not it is to be prefetched for: a scan that is
 	 * only watched is still measured from its first block.
 	 */
-	if (!bgwp_enabled ||
-		stmt->rels == NIL || !IsTransactionState() ||
+	if (!bgwp_enabled || !IsTransactionState() ||
 		IsInParallelMode() || RecoveryInProgress())
 		return;
 
@@ -261,10 +262,12 @@ resolver_announce_statement(const VacuumStmt *stmt, bool toplevel)
 	PG_TRY();
 	{
 		vacuum_options_from_list(stmt->options, &opts);
+		/* for the workers that resolve what the statement does not name */
+		statement_options_publish(&opts);
 		do_vacuum = stmt->is_vacuumcmd && !opts.full;
 		do_analyze = !stmt->is_vacuumcmd || opts.analyze;
 
-		if ((do_vacuum || do_analyze) &&
+		if (stmt->rels != NIL && (do_vacuum || do_analyze) &&
 			ConditionalLockRelationOid(TableSpaceRelationId, AccessShareLock))
 		{
 			announce_statement_relations(stmt, do_vacuum, do_analyze, &opts);

@@ -304,36 +304,6 @@ backends_statement_start(int slot, int pid)
 }
 
 /*
- * Copy the current query text of a backend (for VACUUM's options), clipped
- * to buflen - 1 bytes.  Returns false if the slot changed hands.
- */
-bool
-backends_read_activity(int slot, int pid, char *buf, int buflen)
-{
-	volatile PgBackendStatus *entry = &status_array[slot];
-	int			len = Min(buflen - 1, pgstat_track_activity_query_size - 1);
-	int			ownerpid;
-
-	for (;;)
-	{
-		int			before;
-		int			after;
-
-		pgstat_begin_read_activity(entry, before);
-		ownerpid = entry->st_procpid;
-		memcpy(buf, (const char *) entry->st_activity_raw, len);
-		pgstat_end_read_activity(entry, after);
-
-		if (pgstat_read_activity_complete(before, after))
-			break;
-		CHECK_FOR_INTERRUPTS();
-	}
-	buf[len] = '\0';
-	buf[strnlen(buf, len)] = '\0';
-	return ownerpid == pid;
-}
-
-/*
  * Did a VACUUM (or ANALYZE) of a relation complete at or after since?  A
  * VACUUM or ANALYZE reports its completion to the cumulative statistics
  * (with its time) before it ends its progress reporting, so this tells a

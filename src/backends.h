@@ -53,7 +53,6 @@ extern int	backends_background_workers(void);
 extern int	backends_connected_databases(Oid *dbids, int max);
 extern ObserveResult backends_observe(int slot, int pid, ScanObservation *out);
 extern TimestampTz backends_statement_start(int slot, int pid);
-extern bool backends_read_activity(int slot, int pid, char *buf, int buflen);
 extern bool backends_completed_since(Oid dbid, Oid relid,
 									 PrefetchCommand command, TimestampTz since);
 struct PGPROC;

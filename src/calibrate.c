@@ -66,10 +66,6 @@ PG_FUNCTION_INFO_V1(bgw_prefetch_calibration_results);
 /* The recommended depth is the smallest within this of the best IOPS */
 #define CAL_GOOD_ENOUGH		0.90
 
-const char *const cal_pattern_names[CAL_NUM_PATTERNS] = {
-	"sorted random", "unsorted random", "sequential"
-};
-
 /* This session's last calibration, for apply(reuse_last => true) */
 static CalibrationRecord last_calibration;
 static bool have_last_calibration = false;

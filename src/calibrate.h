@@ -22,9 +22,6 @@
 
 #include "bgw_prefetch.h"
 
-/* The results file, relative to the data directory. */
-#define CALIBRATION_FILE "bgw_prefetch_calibration"
-
 /*
  * The recorded calibration of tablespace spcid, if there is one: the
  * recommended prefetch depth (1 .. 1000), and the costs in microseconds of

@@ -81,6 +81,10 @@
 /* A step warns when more than this fraction of the file stayed cached */
 #define CAL_MAX_CACHED_FRACTION 0.01
 
+const char *const cal_pattern_names[CAL_NUM_PATTERNS] = {
+	"sorted random", "unsorted random", "sequential"
+};
+
 /* Everything a measurement step needs */
 typedef struct CalState
 {

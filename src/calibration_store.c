@@ -31,6 +31,8 @@
 #include "calibrate.h"
 #include "calibrate_internal.h"
 
+/* The results file, relative to the data directory. */
+#define CALIBRATION_FILE "bgw_prefetch_calibration"
 #define CALIBRATION_FILE_TMP CALIBRATION_FILE ".tmp"
 #define CALIBRATION_FILE_HEADER "bgw_prefetch calibration 1"
 #define CALIBRATION_LINE_MAX 1024

@@ -36,6 +36,14 @@
  * the same "shared catalogs only" connection the logical replication
  * launcher uses, purely to be visible there.
  *
+ * An ERROR (a failed write: a full disk, EIO) ends the writer; its LWLocks
+ * are released first thing at exit, as the bgwriter releases its own, and
+ * the postmaster starts a new writer after CLOG_WRITER_RESTART_S, which
+ * waits longer after every further error in a row (clog_writer_back_off()).
+ * SIGTERM ends it with status 0 at a server shutdown and 1, restarted,
+ * after pg_terminate_backend() (worker_exit.c); pg_cancel_backend() is
+ * ignored.
+ *
  * The CLOG SLRU's layout is not an API.  Everything version-specific is in
  * compat.h, and the worker checks what it finds in shared memory against
  * it; on any mismatch it logs one line, reports itself disabled and stays
@@ -72,6 +80,7 @@
 
 #include "bgw_prefetch.h"
 #include "compat.h"
+#include "worker_exit.h"
 
 /*
  * Pacing.  A CLOG page other than the latest one gets dirty mostly right
@@ -113,10 +122,23 @@ typedef enum ClogWriterState
 	CLOG_WRITER_STANDBY,		/* auto: no dirty page evicted lately */
 	CLOG_WRITER_RECOVERY,		/* server in recovery: never writes */
 	CLOG_WRITER_OFF,			/* turned off by configuration */
+	CLOG_WRITER_BACKING_OFF,	/* waiting after consecutive errors */
 	CLOG_WRITER_DISABLED		/* CLOG shared memory not as expected */
 } ClogWriterState;
 
 #define CLOG_WRITER_REASON_LEN		128
+
+/*
+ * Restarts after errors.  The postmaster starts a new writer
+ * CLOG_WRITER_RESTART_S after one ends with an ERROR; after the second
+ * error in a row the new writer itself waits before writing, so that the
+ * interval doubles with every error (20 s, 40 s, ...) up to
+ * CLOG_WRITER_MAX_BACKOFF_S, rather than failing every 10 s on a full or
+ * broken disk.  Meanwhile the server writes its CLOG pages itself, as
+ * without the extension.
+ */
+#define CLOG_WRITER_RESTART_S		10
+#define CLOG_WRITER_MAX_BACKOFF_S	600
 
 /*
  * Shared state.  Only the writer updates the counters and its state; a
@@ -134,6 +156,8 @@ typedef struct ClogWriterShared
 								 * not */
 	TimestampTz last_write;		/* 0 = never */
 	TimestampTz stats_reset;
+	int			consecutive_errors; /* writers ended by an error since the
+									 * last page written */
 } ClogWriterShared;
 
 static ClogWriterShared *cw_shared = NULL;
@@ -164,6 +188,9 @@ static bool *cw_seen_dirty = NULL;
 
 /* auto: write until then (0: not since the writer started) */
 static TimestampTz cw_write_until = 0;
+
+/* Set when the writer exits because it was asked to: not an error. */
+static bool cw_exiting_on_request = false;
 
 /* Our last published state (the writer is the only one to publish). */
 static ClogWriterState cw_state = CLOG_WRITER_NOT_RUNNING;
@@ -233,7 +260,7 @@ clog_writer_register(void)
 		BGWORKER_BACKEND_DATABASE_CONNECTION;
 	/* consistent state, so that it runs (idle) on a hot standby too */
 	worker.bgw_start_time = BgWorkerStart_ConsistentState;
-	worker.bgw_restart_time = 10;
+	worker.bgw_restart_time = CLOG_WRITER_RESTART_S;
 	strlcpy(worker.bgw_library_name, "bgw_prefetch", BGW_MAXLEN);
 	strlcpy(worker.bgw_function_name, "bgwp_clog_writer_main", BGW_MAXLEN);
 	strlcpy(worker.bgw_name, "bgw_prefetch clog writer", BGW_MAXLEN);
@@ -490,6 +517,7 @@ clog_writer_round(void)
 		cw_shared->pages_written += written;
 		cw_shared->write_time += INSTR_TIME_GET_MILLISEC(elapsed);
 		cw_shared->last_write = now;
+		cw_shared->consecutive_errors = 0;
 		SpinLockRelease(&cw_shared->mutex);
 	}
 
@@ -657,20 +685,68 @@ clog_writer_release_locks(int code, Datum arg)
 }
 
 /*
- * on_shmem_exit callback: the status no longer describes a live writer.
+ * on_shmem_exit callback: the status no longer describes a live writer,
+ * and an exit that nobody asked for (an ERROR) counts towards the next
+ * writer's back-off.
  */
 static void
 clog_writer_on_exit(int code, Datum arg)
 {
 	clog_writer_set_state(CLOG_WRITER_NOT_RUNNING);
+	if (code != 0 && !cw_exiting_on_request)
+	{
+		SpinLockAcquire(&cw_shared->mutex);
+		cw_shared->consecutive_errors++;
+		SpinLockRelease(&cw_shared->mutex);
+	}
+}
+
+/*
+ * After two or more writers in a row ended with an error, wait before
+ * writing (see CLOG_WRITER_RESTART_S), saying so once in the log.  Signals
+ * are served as in the main loop.
+ */
+static void
+clog_writer_back_off(void)
+{
+	int			errors;
+	long		wait_s;
+	TimestampTz until;
+
+	SpinLockAcquire(&cw_shared->mutex);
+	errors = cw_shared->consecutive_errors;
+	SpinLockRelease(&cw_shared->mutex);
+	if (errors < 2)
+		return;
+
+	wait_s = Min((long) CLOG_WRITER_RESTART_S << Min(errors - 1, 10),
+				 (long) CLOG_WRITER_MAX_BACKOFF_S) - CLOG_WRITER_RESTART_S;
+	ereport(LOG,
+			(errmsg("bgw_prefetch clog writer backs off after %d consecutive errors: it writes again in %ld s",
+					errors, wait_s),
+			 errhint("The errors logged before say what failed; the server writes its CLOG pages itself meanwhile.")));
+
+	clog_writer_set_state(CLOG_WRITER_BACKING_OFF);
+	until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), wait_s * 1000);
+	for (;;)
+	{
+		long		left_ms;
+
+		ResetLatch(MyLatch);
+		clog_writer_handle_interrupts();
+		left_ms = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), until);
+		if (left_ms <= 0)
+			break;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 left_ms, PG_WAIT_EXTENSION);
+	}
 }
 
 /*
  * Process interrupts and signals between rounds, like
  * HandleMainLoopInterrupts(), except that a shutdown request exits with
- * status 1: the postmaster then restarts the writer after bgw_restart_time
- * if it was pg_terminate_backend() that asked (status 0 would unregister
- * it for good), and does not during a server shutdown.
+ * the status worker_exit.c chooses: 0 at a server shutdown, 1 (restarted
+ * after bgw_restart_time) after pg_terminate_backend().
  */
 static void
 clog_writer_handle_interrupts(void)
@@ -685,7 +761,10 @@ clog_writer_handle_interrupts(void)
 	}
 
 	if (ShutdownRequestPending)
-		proc_exit(1);
+	{
+		cw_exiting_on_request = true;
+		worker_exit_on_request();
+	}
 }
 
 /*
@@ -698,7 +777,7 @@ bgwp_clog_writer_main(Datum main_arg)
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGINT, SIG_IGN);	/* there is no query to cancel */
-	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	worker_exit_install_sigterm();
 	BackgroundWorkerUnblockSignals();
 
 	if (cw_shared == NULL)
@@ -727,6 +806,7 @@ bgwp_clog_writer_main(Datum main_arg)
 	 * lock free and marks the page valid and still dirty.
 	 */
 
+	clog_writer_back_off();
 	clog_writer_pace_reset();
 
 	for (;;)
@@ -864,6 +944,9 @@ bgw_prefetch_clog_stats(PG_FUNCTION_ARGS)
 			break;
 		case CLOG_WRITER_OFF:
 			status = "off";
+			break;
+		case CLOG_WRITER_BACKING_OFF:
+			status = "backing off";
 			break;
 		case CLOG_WRITER_DISABLED:
 			status = psprintf("disabled: %s", snap.disabled_reason);

@@ -309,11 +309,11 @@ consider_relation(HeapTuple tuple, const AutovacTableOptions *opts,
 
 	/*
 	 * Resolve again only what may have changed: a new autovacuum worker
-	 * (full), new files, another wraparound verdict, or an old answer (the
-	 * skip mode follows the xid counter).
+	 * (full), new files, or an old answer (the skip mode follows the xid
+	 * counter).
 	 */
 	if (old != NULL && !full && old->rel.relfilenode == classForm->relfilenode &&
-		old->rel.spcnode == spcid && old->wraparound == e->wraparound &&
+		old->rel.spcnode == spcid &&
 		!TimestampDifferenceExceeds(old->resolved_at, now,
 									FORECAST_RESOLVE_MAX_AGE_MS))
 	{
@@ -322,7 +322,7 @@ consider_relation(HeapTuple tuple, const AutovacTableOptions *opts,
 	}
 	else
 	{
-		resolver_resolve_autovacuum(e->relid, e->wraparound, &e->rel);
+		resolver_resolve_autovacuum(e->relid, &e->rel);
 		e->resolved_at = now;
 	}
 	return true;

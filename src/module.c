@@ -32,6 +32,7 @@
 #include "buffer_loader.h"
 #include "forecast.h"
 #include "resolver.h"
+#include "statement_options.h"
 
 PG_MODULE_MAGIC;
 
@@ -96,7 +97,8 @@ bgwp_shmem_request(void)
 													  resolver_shmem_size())),
 									add_size(add_size(loader_shmem_size(),
 													  forecast_shmem_size()),
-											 backend_reads_shmem_size())));
+											 add_size(backend_reads_shmem_size(),
+													  statement_options_shmem_size()))));
 	RequestNamedLWLockTranche(BGWP_LWLOCK_TRANCHE, BGWP_NUM_LWLOCKS);
 }
 
@@ -117,6 +119,7 @@ bgwp_shmem_startup(void)
 	loader_shmem_startup();
 	forecast_shmem_startup();
 	backend_reads_shmem_startup();
+	statement_options_shmem_startup();
 	LWLockRelease(AddinShmemInitLock);
 }
 

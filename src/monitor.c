@@ -37,6 +37,9 @@
  * callback (monitor_on_exit()) gives up every target, and the postmaster
  * starts a new monitor after bgw_restart_time.  Nothing is retried inside
  * a process whose state the error may have left half-changed.
+ * pg_cancel_backend() is ignored (there is no query to cancel); SIGTERM
+ * ends the monitor with status 0 at a server shutdown and 1, restarted,
+ * otherwise (worker_exit.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -70,6 +73,7 @@
 #include "resolver.h"
 #include "backend_reads.h"
 #include "backends.h"
+#include "worker_exit.h"
 
 PG_FUNCTION_INFO_V1(bgw_prefetch_activity);
 PG_FUNCTION_INFO_V1(bgw_prefetch_status);
@@ -465,7 +469,9 @@ bgwp_monitor_main(Datum main_arg)
 	TimestampTz last_databases;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	/* pg_cancel_backend(): there is no query to cancel, only scans to lose */
+	pqsignal(SIGINT, SIG_IGN);
+	worker_exit_install_sigterm();
 	BackgroundWorkerUnblockSignals();
 
 	/* shared catalogs only: visible in pg_stat_activity, bound to no database */
@@ -580,13 +586,7 @@ bgwp_monitor_main(Datum main_arg)
 	}
 
 	prefetcher_stop(true);
-
-	/*
-	 * Exit code 1: the postmaster forgets a worker that exits with 0, and a
-	 * monitor stopped by SIGTERM outside a shutdown (pg_terminate_backend)
-	 * must come back after bgw_restart_time.
-	 */
-	proc_exit(1);
+	worker_exit_on_request();
 }
 
 /*

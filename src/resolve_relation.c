@@ -8,10 +8,10 @@
  * (vacuum_get_cutoffs() from PostgreSQL 16, the same rule up to 18) does
  * from relfrozenxid/relminmxid, the freeze table ages (the table's
  * autovacuum reloptions for autovacuum) and, for a manual VACUUM, the FREEZE
- * and DISABLE_PAGE_SKIPPING options.  A worker reads those by running the
- * server's own parser over the backend's query text; it cannot see a
- * session-level SET vacuum_freeze_table_age, so such a VACUUM of a table
- * the statement does not name is planned as non-aggressive (documented).
+ * and DISABLE_PAGE_SKIPPING options and the session's freeze table ages,
+ * which the backend's utility hook published (statement_options.c).  An
+ * anti-wraparound autovacuum is not aggressive by itself: only its ages
+ * decide, as in vacuumlazy.c.
  *
  *-------------------------------------------------------------------------
  */
@@ -33,7 +33,6 @@
 #include "commands/defrem.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
-#include "parser/parser.h"
 #include "pgstat.h"
 #include "postmaster/autovacuum.h"
 #include "postmaster/bgworker.h"
@@ -89,6 +88,8 @@ vacuum_options_init(VacuumOptions *opts)
 	memset(opts, 0, sizeof(*opts));
 	opts->process_toast = true;
 	opts->process_main = true;
+	opts->freeze_table_age = -1;
+	opts->multixact_freeze_table_age = -1;
 }
 
 /*
@@ -124,59 +125,22 @@ vacuum_options_from_list(List *options, VacuumOptions *opts)
 }
 
 /*
- * Read a manual VACUUM's options from its query text with the server's
- * parser, inside a subtransaction so that text that does not parse
- * (truncated by track_activity_query_size, say) just means "no options
- * known".
- */
-void
-parse_vacuum_options(const char *query, VacuumOptions *opts)
-{
-	MemoryContext oldcontext = CurrentMemoryContext;
-	ResourceOwner oldowner = CurrentResourceOwner;
-
-	vacuum_options_init(opts);
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(oldcontext);
-	PG_TRY();
-	{
-		List	   *stmts = raw_parser(query, RAW_PARSE_DEFAULT);
-		RawStmt    *raw;
-
-		if (list_length(stmts) == 1 &&
-			IsA((raw = linitial_node(RawStmt, stmts))->stmt, VacuumStmt) &&
-			((VacuumStmt *) raw->stmt)->is_vacuumcmd)
-			vacuum_options_from_list(((VacuumStmt *) raw->stmt)->options, opts);
-		ReleaseCurrentSubTransaction();
-	}
-	PG_CATCH();
-	{
-		MemoryContextSwitchTo(oldcontext);
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		vacuum_options_init(opts);
-	}
-	PG_END_TRY();
-	MemoryContextSwitchTo(oldcontext);
-	CurrentResourceOwner = oldowner;
-}
-
-/*
  * Would vacuum_set_xid_limits() (vacuum_get_cutoffs() from 16) call this
- * VACUUM aggressive?  Mirrors
- * vacuum.c and, for autovacuum, table_recheck_autovac()'s choice of ages.
+ * VACUUM aggressive?  Mirrors vacuum.c and, for autovacuum,
+ * table_recheck_autovac()'s choice of ages; a manual VACUUM's come from its
+ * session (opts).
  */
 static bool
 vacuum_is_aggressive(Form_pg_class classForm, HeapTuple classTup,
-					 bool autovacuum, bool freeze_option)
+					 bool autovacuum, const VacuumOptions *opts)
 {
-	int			freeze_table_age = -1;
-	int			multixact_freeze_table_age = -1;
+	int			freeze_table_age = opts->freeze_table_age;
+	int			multixact_freeze_table_age = opts->multixact_freeze_table_age;
 	int			freezetable;
 	TransactionId limit;
 	MultiXactId mxact_limit;
 
-	if (freeze_option)
+	if (opts->freeze)
 		return true;
 	if (autovacuum)
 	{
@@ -323,21 +287,9 @@ resolve_relation(const ResolveRequest *req, const VacuumOptions *opts,
 
 		if (req->command == PREFETCH_CMD_VACUUM)
 		{
-			bool		wraparound = req->wraparound;
-
-			if (req->autovacuum && req->backend_pid != 0 && !wraparound)
-			{
-				char		query[1024];
-
-				if (backends_read_activity(req->backend_slot, req->backend_pid,
-										   query, sizeof(query)))
-					wraparound = strstr(query, "(to prevent wraparound)") != NULL;
-			}
 			if (opts->disable_page_skipping)
 				res->skip_mode = VACUUM_SKIP_DISABLED;
-			else if (wraparound ||
-					 vacuum_is_aggressive(classForm, tup, req->autovacuum,
-										  opts->freeze))
+			else if (vacuum_is_aggressive(classForm, tup, req->autovacuum, opts))
 				res->skip_mode = VACUUM_SKIP_AGGRESSIVE;
 			else
 				res->skip_mode = VACUUM_SKIP_NORMAL;

@@ -76,6 +76,7 @@
 #include "resolver.h"
 #include "resolver_internal.h"
 #include "backends.h"
+#include "statement_options.h"
 ResolverShared *resolver_shared = NULL;
 
 /* Monitor-local: handles of the workers started, per request. */
@@ -282,13 +283,7 @@ answer_request(int request, const ResolveRequest *req)
 	pgstat_report_activity(STATE_RUNNING, "resolving relation");
 	vacuum_options_init(&opts);
 	if (req->command == PREFETCH_CMD_VACUUM && !req->autovacuum)
-	{
-		char		query[1024];
-
-		if (backends_read_activity(req->backend_slot, req->backend_pid,
-								   query, sizeof(query)))
-			parse_vacuum_options(query, &opts);
-	}
+		(void) statement_options_of(req->backend_slot, req->backend_pid, &opts);
 	resolve_relation(req, &opts, &res);
 	CommitTransactionCommand();
 	pgstat_report_activity(STATE_IDLE, NULL);
@@ -453,11 +448,10 @@ resolver_serve_resident(void)
 
 /*
  * Resolve a relation autovacuum is expected to VACUUM, in the caller's
- * transaction, as a resolver worker would for an autovacuum worker's scan:
- * wraparound tells that autovacuum will force it (then it is aggressive).
+ * transaction, as a resolver worker would for an autovacuum worker's scan.
  */
 void
-resolver_resolve_autovacuum(Oid relid, bool wraparound, ResolvedRelation *out)
+resolver_resolve_autovacuum(Oid relid, ResolvedRelation *out)
 {
 	ResolveRequest req;
 	VacuumOptions opts;
@@ -468,7 +462,6 @@ resolver_resolve_autovacuum(Oid relid, bool wraparound, ResolvedRelation *out)
 	req.relid = relid;
 	req.command = PREFETCH_CMD_VACUUM;
 	req.autovacuum = true;
-	req.wraparound = wraparound;
 	resolve_relation(&req, &opts, out);
 }
 

@@ -85,8 +85,7 @@ extern bool resolver_take_next_scan(int backend_pid, TimestampTz backend_start,
 extern bool resolver_resident_attach(void);
 extern void resolver_resident_detach(void);
 extern int	resolver_serve_resident(void);
-extern void resolver_resolve_autovacuum(Oid relid, bool wraparound,
-										ResolvedRelation *out);
+extern void resolver_resolve_autovacuum(Oid relid, ResolvedRelation *out);
 
 extern PGDLLEXPORT void bgwp_resolver_main(Datum main_arg);
 

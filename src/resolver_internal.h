@@ -29,7 +29,6 @@ typedef struct ResolveRequest
 	bool		autovacuum;
 	int			backend_slot;
 	int			backend_pid;
-	bool		wraparound;		/* known to be an anti-wraparound VACUUM */
 	bool		resident;		/* served by the database's resident
 								 * resolver, not by a worker of its own */
 	Latch	   *requester_latch;	/* the monitor's, set when answered */
@@ -92,6 +91,10 @@ typedef struct VacuumOptions
 								 * the TOAST table only */
 	bool		skip_locked;	/* SKIP_LOCKED: a relation whose lock is
 								 * taken is passed by */
+	int			freeze_table_age;	/* the session's vacuum_freeze_table_age,
+									 * -1: this process's */
+	int			multixact_freeze_table_age; /* ... and
+											 * vacuum_multixact_freeze_table_age */
 } VacuumOptions;
 
 /* In shared memory; its lock protects everything in it */
@@ -100,7 +103,6 @@ extern ResolverShared *resolver_shared;
 /* resolve_relation.c */
 extern void vacuum_options_init(VacuumOptions *opts);
 extern void vacuum_options_from_list(List *options, VacuumOptions *opts);
-extern void parse_vacuum_options(const char *query, VacuumOptions *opts);
 extern void resolve_relation(const ResolveRequest *req,
 							 const VacuumOptions *opts, ResolvedRelation *res);
 

@@ -452,7 +452,7 @@ $$;
 			qr/bgw_prefetch: $cmd of "public\.gs" .*\n\s*blocks: \d+ (read|sampled)/, $offset);
 		my ($head, $read, $prefetched) = slurp_file($node->logfile, $offset) =~
 		  /bgw_prefetch: $cmd of "public\.gs"([^\n]*)\n\s*blocks: (\d+) (?:read|sampled).*?prefetch: (\d+) blocks/s;
-		ok(defined $read && defined $prefetched, "growing table: the $cmd's LOG line gives its blocks and prefetch");
+		ok(defined $read && defined $prefetched, "growing table: the ${cmd}'s LOG line gives its blocks and prefetch");
 		my ($join) = ($head // '') =~ /followed from block (\d+)/;
 		$join //= 0;
 		cmp_ok($join + ($read // $blocks + 2), '<=', $blocks + 1,

@@ -9,13 +9,18 @@
 # - a buffer loader (read_into = shared_buffers), cancelled while it loads:
 #   the VACUUM is still pre-read into the OS cache, and its scan counts a
 #   loader abort;
-# - the monitor, cancelled while it prefetches: the postmaster starts a new
-#   one after bgw_restart_time (10 s), which serves again;
+# - the monitor: pg_cancel_backend() while it prefetches changes nothing
+#   (there is no query to cancel); pg_terminate_backend() ends it with
+#   status 1, and the postmaster starts a new one after bgw_restart_time
+#   (10 s), which serves again;
 # - the CLOG writer, whose write fails (the CLOG segment made read-only):
-#   the postmaster starts a new one, which writes once the file is writable.
+#   the postmaster starts a new one after 10 s, which fails again and then
+#   backs off (one log line, status "backing off", 10 s more) before it
+#   writes, once the file is writable.
 #
 # Then pg_ctl stop -m fast while a VACUUM is prefetched into shared buffers
-# must return within 5 s.  The other waits are for events, bounded by the
+# must return within 5 s, and the monitor and the CLOG writer exit with
+# status 0 (the postmaster logs no exit of theirs).  The other waits are for events, bounded by the
 # framework's default timeout.  Reads ahead go at most 256 blocks ahead of
 # the scan, so that they follow it (the table has 4,000).
 use strict;
@@ -147,7 +152,22 @@ sub finish_vacuum
 			"SELECT count(*) = 1 FROM pg_stat_prefetch_activity
 			  WHERE relid = 'big'::regclass AND state = 'prefetching'"),
 		'monitor: it prefetches');
-	cancel_worker_ok('bgw_prefetch monitor', $monitor);
+	my $offset = -s $node->logfile;
+	my $activity = "FROM pg_stat_prefetch_activity WHERE relid = 'big'::regclass";
+	$node->safe_psql('postgres', "SELECT pg_cancel_backend($monitor)");
+	# the same monitor reads further ahead after the signal: it went through
+	# its loop (CHECK_FOR_INTERRUPTS()) since
+	my $block = $node->safe_psql('postgres', "SELECT prefetch_block $activity");
+	ok( $node->poll_query_until(
+			'postgres', qq{
+SELECT (SELECT pid FROM pg_stat_activity WHERE backend_type = 'bgw_prefetch monitor') = $monitor
+       AND prefetch_block > $block AND state = 'prefetching' $activity}),
+		'monitor: pg_cancel_backend() leaves it prefetching');
+	unlike(slurp_file($node->logfile, $offset), qr/\[$monitor\].*ERROR/,
+		'monitor: ... and logs no ERROR');
+	$node->safe_psql('postgres', "SELECT pg_terminate_backend($monitor)");
+	$node->wait_for_log(qr/"bgw_prefetch monitor" \(PID $monitor\) exited with exit code 1/,
+		$offset);
 	$node->safe_psql('postgres',
 		"SELECT pg_cancel_backend(pid) FROM pg_stat_progress_vacuum WHERE relid = 'big'::regclass");
 	quit_session($s);
@@ -182,16 +202,27 @@ sub finish_vacuum
 	$node->reload;
 	$node->wait_for_log(
 		qr/"bgw_prefetch clog writer" \(PID $pid\) exited with exit code 1/, $offset);
-	chmod 0600, $segment or die "chmod $segment: $!";
 	my $log = slurp_file($node->logfile, $offset);
 	like($log,
 		qr/\[$pid\] bgw_prefetch clog writer ERROR:  could not access status of transaction/,
 		'CLOG writer: the write error is logged');
 	unlike($log, qr/was terminated by signal|all server processes terminated/,
 		'CLOG writer: no crash restart');
+
+	# the next writer, 10 s later, fails on the same page; the one after it
+	# backs off before writing
+	$node->wait_for_log(
+		qr/bgw_prefetch clog writer backs off after 2 consecutive errors: it writes again in 10 s/,
+		$offset);
+	ok( $node->poll_query_until(
+			'postgres', "SELECT status = 'backing off' FROM pg_stat_prefetch_clog"),
+		'CLOG writer: after a second error in a row, the next writer backs off');
+	my $errors = () = slurp_file($node->logfile, $offset) =~ /clog writer ERROR/g;
+	is($errors, 2, 'CLOG writer: one ERROR per writer, two writers');
+	chmod 0600, $segment or die "chmod $segment: $!";
 	ok( $node->poll_query_until(
 			'postgres', "SELECT pages_written > $written FROM pg_stat_prefetch_clog"),
-		'CLOG writer: a new writer writes once the file is writable');
+		'CLOG writer: after its back-off, a writer writes once the file is writable');
 	isnt(worker_pid($node, 'bgw_prefetch clog writer'), $pid,
 		'CLOG writer: ... and it is a new process');
 }
@@ -201,12 +232,16 @@ sub finish_vacuum
 	my $s = start_slow($node, 'postgres', 'VACUUM (DISABLE_PAGE_SKIPPING) big', '10ms', 2);
 	wait_worker_pid('bgw_prefetch buffer loader', "state = 'active'",
 		'shutdown: a loader loads');
+	my $offset = -s $node->logfile;
 	my $start = time();
 	$node->stop('fast');
 	my $elapsed = time() - $start;
 	cmp_ok($elapsed, '<', 5, sprintf('pg_ctl stop -m fast returned in %.1f s', $elapsed));
 	quit_session($s);
-	like(slurp_file($node->logfile), qr/database system is shut down/, 'shutdown: clean');
+	my $log = slurp_file($node->logfile, $offset);
+	like($log, qr/database system is shut down/, 'shutdown: clean');
+	unlike($log, qr/"bgw_prefetch (monitor|clog writer)" \(PID \d+\) exited with exit code/,
+		'shutdown: the monitor and the CLOG writer exit with status 0');
 }
 
 no_crash_ok($node, 'no process crashed, no crash restart');

@@ -6,7 +6,10 @@
 #   is not read, the next one is served;
 # - from 16, PROCESS_MAIN false: the TOAST table is served, the table's own
 #   heap not read; ONLY_DATABASE_STATS scans nothing and errs nowhere;
-#   SKIP_DATABASE_STATS and BUFFER_USAGE_LIMIT: the table is served.
+#   SKIP_DATABASE_STATS and BUFFER_USAGE_LIMIT: the table is served;
+# - a partition, which the statement does not name, resolved by a worker:
+#   DISABLE_PAGE_SKIPPING and a session's vacuum_freeze_table_age = 0 both
+#   make its plan aggressive.
 #
 # "Not read" is what the OS page cache says (fincore) of a file made cold
 # before the command: a read ahead of a scan that never comes would leave it
@@ -121,6 +124,41 @@ SKIP:
 		't');
 	is($scans, "t:vacuum:1:1:$t_blocks",
 		'SKIP_DATABASE_STATS, BUFFER_USAGE_LIMIT: t served');
+}
+
+# --- a relation the statement does not name --------------------------
+# A partition is resolved by a resolver worker, which plans with the
+# options and the session's freeze table ages that the backend's utility
+# hook published before the command ran.  pt1 is all-visible but not
+# frozen: a plain VACUUM skips it (plans about one block), an aggressive
+# one reads every block.  The VACUUM is slow (10 blocks per 100 ms), so the
+# plan shows in pg_stat_prefetch_activity while it scans; then it is
+# cancelled.
+$node->safe_psql(
+	'postgres', q{
+CREATE TABLE pt (id int, pad text) PARTITION BY RANGE (id);
+CREATE TABLE pt1 PARTITION OF pt FOR VALUES FROM (0) TO (100000)
+  WITH (fillfactor = 100, autovacuum_enabled = off);
+INSERT INTO pt SELECT g, repeat('x', 900) FROM generate_series(1, 10240) g;
+VACUUM pt1;
+});
+my $pt1_blocks = $node->safe_psql('postgres', "SELECT pg_relation_size('pt1') / 8192");
+for my $case (
+	[ 'VACUUM (DISABLE_PAGE_SKIPPING) pt', 'DISABLE_PAGE_SKIPPING' ],
+	[
+		"SET vacuum_freeze_table_age = 0;\nVACUUM pt",
+		"the session's vacuum_freeze_table_age = 0"
+	])
+{
+	my ($sql, $what) = @$case;
+	my ($s, $pid) = start_slow($node, 'postgres', $sql, '100ms', 20);
+	ok( $node->poll_query_until(
+			'postgres', qq{
+SELECT blocks_planned > $pt1_blocks / 2 FROM pg_stat_prefetch_activity
+ WHERE relid = 'pt1'::regclass}),
+		"$what: a partition the statement does not name is planned to be read in full");
+	$node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
+	quit_session($s);
 }
 
 no_crash_ok($node, 'no crash');
