@@ -187,6 +187,16 @@ test_base_window(void)
 	check(p.base_us == 200, "the base follows the disk from the first drain", p.base_us);
 }
 
+/* A restart's drain, every probe of it at us */
+static int64_t
+restart_and_drain(IoPacing *p, int64_t now, double us)
+{
+	io_pacing_restart(p, now);
+	while (io_pacing_draining(p))
+		io_pacing_probe(p, us, now += PROBE_US);
+	return now;
+}
+
 /*
  * Drains that find the disk slower (a VACUUM's own kernel readahead, which
  * the prefetch takes away) raise the base; one slow drain alone does not.
@@ -198,27 +208,12 @@ test_base_from_drains(void)
 	int64_t		now = 0;
 
 	start_pacer(&p);
-	for (int drain = 0; drain < 3; drain++)
-	{
-		double		us = drain == 0 ? 100 : 300;
-
-		io_pacing_restart(&p, now);
-		while (io_pacing_draining(&p))
-		{
-			now += PROBE_US;
-			io_pacing_probe(&p, us, now);
-		}
-		if (drain == 1)
-			check(p.base_us == 200, "two drains: the base is their mean", p.base_us);
-	}
+	now = restart_and_drain(&p, now, 100);
+	now = restart_and_drain(&p, now, 300);
+	check(p.base_us == 200, "two drains: the base is their mean", p.base_us);
+	now = restart_and_drain(&p, now, 300);
 	check(p.base_us == 300, "three drains: the base is their median", p.base_us);
-
-	io_pacing_restart(&p, now);
-	while (io_pacing_draining(&p))
-	{
-		now += PROBE_US;
-		io_pacing_probe(&p, 5000, now);
-	}
+	(void) restart_and_drain(&p, now, 5000);
 	check(p.base_us == 300, "one slow drain does not move the median", p.base_us);
 }
 
