@@ -189,9 +189,6 @@ static bool *cw_seen_dirty = NULL;
 /* auto: write until then (0: not since the writer started) */
 static TimestampTz cw_write_until = 0;
 
-/* Set when the writer exits because it was asked to: not an error. */
-static bool cw_exiting_on_request = false;
-
 /* Our last published state (the writer is the only one to publish). */
 static ClogWriterState cw_state = CLOG_WRITER_NOT_RUNNING;
 
@@ -693,7 +690,7 @@ static void
 clog_writer_on_exit(int code, Datum arg)
 {
 	clog_writer_set_state(CLOG_WRITER_NOT_RUNNING);
-	if (code != 0 && !cw_exiting_on_request)
+	if (code != 0 && !ShutdownRequestPending)
 	{
 		SpinLockAcquire(&cw_shared->mutex);
 		cw_shared->consecutive_errors++;
@@ -761,10 +758,7 @@ clog_writer_handle_interrupts(void)
 	}
 
 	if (ShutdownRequestPending)
-	{
-		cw_exiting_on_request = true;
 		worker_exit_on_request();
-	}
 }
 
 /*

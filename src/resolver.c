@@ -283,7 +283,7 @@ answer_request(int request, const ResolveRequest *req)
 	pgstat_report_activity(STATE_RUNNING, "resolving relation");
 	vacuum_options_init(&opts);
 	if (req->command == PREFETCH_CMD_VACUUM && !req->autovacuum)
-		(void) statement_options_of(req->backend_slot, req->backend_pid, &opts);
+		statement_options_of(req->backend_slot, req->backend_pid, &opts);
 	resolve_relation(req, &opts, &res);
 	CommitTransactionCommand();
 	pgstat_report_activity(STATE_IDLE, NULL);

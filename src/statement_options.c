@@ -84,22 +84,19 @@ statement_options_publish(const VacuumOptions *opts)
 
 /*
  * The options backend pid (in backend status slot slot) published for its
- * current statement.  False, and *opts untouched, if it published none.
+ * current statement; *opts is left as it is if it published none.
  */
-bool
+void
 statement_options_of(int slot, int pid, VacuumOptions *opts)
 {
 	StatementOptionsSlot *entry;
-	bool		found;
 
 	if (statement_options_slots == NULL ||
 		slot < 0 || slot >= BGWP_NUM_BACKEND_STATUS_SLOTS)
-		return false;
+		return;
 	entry = &statement_options_slots[slot];
 	SpinLockAcquire(&entry->mutex);
-	found = entry->pid == pid;
-	if (found)
+	if (entry->pid == pid)
 		*opts = entry->opts;
 	SpinLockRelease(&entry->mutex);
-	return found;
 }

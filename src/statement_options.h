@@ -14,6 +14,6 @@
 extern Size statement_options_shmem_size(void);
 extern void statement_options_shmem_startup(void);
 extern void statement_options_publish(const VacuumOptions *opts);
-extern bool statement_options_of(int slot, int pid, VacuumOptions *opts);
+extern void statement_options_of(int slot, int pid, VacuumOptions *opts);
 
 #endif							/* BGWP_STATEMENT_OPTIONS_H */
