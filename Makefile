@@ -21,6 +21,7 @@ OBJS = \
 	src/analyze_plan.o \
 	src/io_engine.o \
 	src/io_pacing.o \
+	src/foreground_signal.o \
 	src/prefetcher.o \
 	src/prefetch_adopt.o \
 	src/prefetch_unseen.o \

@@ -3,11 +3,10 @@
  * prefetch_pacing.c
  *	  The prefetch's rate: probe reads, and the tokens its reads spend.
  *
- * The prefetch is paced only beside the foreground: the monitor counts the
- * client backends running a statement other than VACUUM or ANALYZE at each
- * look (backends_discover()), and while they averaged a tenth of a
- * statement a look or more over the last second, there is someone whose
- * reads and commits the prefetch's traffic would delay.  Alone it reads
+ * The prefetch is paced only beside the foreground (foreground_signal.c:
+ * client statements running in a tenth of the monitor's recent looks at
+ * the backends), where there is someone whose reads and commits the
+ * prefetch's traffic would delay.  Alone it reads
  * ahead unpaced (state "alone"): the latency it adds to its own scan's
  * disk harms no one, and a scan on an idle server goes at full speed.
  *
@@ -40,6 +39,7 @@
 #include "storage/fd.h"
 #include "utils/timestamp.h"
 
+#include "foreground_signal.h"
 #include "io_engine.h"
 #include "io_pacing.h"
 #include "prefetch_internal.h"
@@ -55,13 +55,6 @@
  * itself, as without the extension), or after this long, in ms
  */
 #define DRAIN_CATCH_UP_MS 1000
-/*
- * Beside the foreground: over the last two windows of FOREGROUND_WINDOW_MS,
- * the monitor's looks found on average at least FOREGROUND_MIN_RUNNING
- * client statements running
- */
-#define FOREGROUND_WINDOW_MS 500
-#define FOREGROUND_MIN_RUNNING 0.1
 /* The tag of a probe's completion (no target has this index) */
 #define PROBE_TAG UINT64_MAX
 
@@ -78,14 +71,7 @@ static TimestampTz last_reading = 0;
 static TimestampTz drain_started = 0;	/* 0: not draining */
 static pg_prng_state probe_prng;
 static const char *unpaced_reason = NULL;	/* a lasting reason, or NULL */
-typedef struct ForegroundWindow
-{
-	TimestampTz start;
-	int			looks;
-	int			running;		/* statements seen, all looks together */
-} ForegroundWindow;
-static ForegroundWindow foreground_now;
-static ForegroundWindow foreground_before;
+static ForegroundSignal foreground;
 
 static void
 close_probe_file(void)
@@ -146,29 +132,7 @@ send_probe(PrefetchTarget *t, TimestampTz now)
 void
 prefetch_pacing_note_foreground(int running, TimestampTz now)
 {
-	if (TimestampDifferenceExceeds(foreground_now.start, now, FOREGROUND_WINDOW_MS))
-	{
-		foreground_before = foreground_now;
-		memset(&foreground_now, 0, sizeof(foreground_now));
-		foreground_now.start = now;
-	}
-	foreground_now.looks++;
-	foreground_now.running += running;
-}
-
-/*
- * Is the prefetch beside the foreground: have client statements been
- * running in a tenth of the recent looks or more?  A monitoring query now
- * and then is not a foreground (the prefetch would be held to the strict
- * threshold by every psql \watch); OLTP traffic is.
- */
-static bool
-beside_foreground(void)
-{
-	int			looks = foreground_now.looks + foreground_before.looks;
-	int			running = foreground_now.running + foreground_before.running;
-
-	return looks > 0 && running >= FOREGROUND_MIN_RUNNING * looks;
+	foreground_note_look(&foreground, running, (int64) now);
 }
 
 /*
@@ -197,7 +161,7 @@ prefetch_pacing_step(TimestampTz now)
 		close_probe_file();
 		return;
 	}
-	if (!beside_foreground())
+	if (!foreground_present(&foreground))
 	{
 		/* nobody to yield to: unpaced, and paced afresh when someone comes */
 		reading_alone = true;
