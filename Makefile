@@ -35,6 +35,7 @@ OBJS = \
 	src/calibration_store.o \
 	src/dynamic_worker.o \
 	src/backend_reads.o \
+	src/clog_slru.o \
 	src/clog_writer.o
 
 EXTENSION = bgw_prefetch

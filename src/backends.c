@@ -28,6 +28,7 @@
 #include "storage/shmem.h"
 #include "pgstat.h"
 #include "utils/backend_status.h"
+#include "utils/memutils.h"
 #include "utils/pgstat_internal.h"
 #include "utils/wait_event.h"
 
@@ -37,6 +38,15 @@
 
 static PgBackendStatus *status_array = NULL;
 static int	status_slots = 0;
+
+/*
+ * The PGPROC of each slot's process (and that process's pid), looked up
+ * once per process rather than at every look: BackendPidGetProc() takes
+ * ProcArrayLock, which every transaction's end takes exclusively, and the
+ * monitor samples the foreground's wait events every millisecond or so.
+ */
+static PGPROC **slot_proc = NULL;
+static int *slot_proc_pid = NULL;
 
 /*
  * Attach to the backend status array by its shared memory name.
@@ -53,6 +63,10 @@ backends_attach(void)
 	if (!found)
 		elog(ERROR, "backend status array not found in shared memory");
 	status_slots = BGWP_NUM_BACKEND_STATUS_SLOTS;
+	slot_proc = MemoryContextAllocZero(TopMemoryContext,
+									   status_slots * sizeof(PGPROC *));
+	slot_proc_pid = MemoryContextAllocZero(TopMemoryContext,
+										   status_slots * sizeof(int));
 }
 
 /*
@@ -169,12 +183,51 @@ classify(int slot, const PgBackendStatus *st, ScanObservation *obs)
 }
 
 /*
+ * The process of the given slot (NULL if it has exited), from the cache.
+ * A PGPROC is reused after its process exits: the pid tells.
+ */
+static PGPROC *
+slot_proc_of(int slot, int pid)
+{
+	PGPROC	   *proc = slot_proc[slot];
+
+	if (slot_proc_pid[slot] != pid || proc == NULL || proc->pid != pid)
+	{
+		proc = BackendPidGetProc(pid);
+		slot_proc[slot] = proc;
+		slot_proc_pid[slot] = pid;
+	}
+	return proc;
+}
+
+/*
+ * Does a client backend's running statement compete for the server's disk
+ * and CPU now: is it on CPU or waiting on anything but a timeout (a
+ * pg_sleep(), a monitoring loop between two looks) or its client (sending
+ * rows, reading the next message)?  A statement that sleeps or waits for
+ * its client is not delayed by the prefetch.  wait_event_info is read
+ * without a lock, a single 4-byte word, as pg_stat_activity does.
+ */
+static bool
+statement_busy(int slot, const PgBackendStatus *st)
+{
+	PGPROC	   *proc = slot_proc_of(slot, st->st_procpid);
+	uint32		wait_class;
+
+	if (proc == NULL)
+		return false;
+	wait_class = *((volatile uint32 *) &proc->wait_event_info) & 0xFF000000;
+	return wait_class != PG_WAIT_TIMEOUT && wait_class != PG_WAIT_CLIENT;
+}
+
+/*
  * Fill out[] with every backend currently running a scan of a
  * relation of at least bgw_prefetch.min_relation_size (as far as known yet).
  * Returns the number found (at most max).  *autovacuum_running tells whether
  * any autovacuum worker exists: its next table may start at any moment;
  * *foreground_running how many client backends run a statement other than
- * a VACUUM or ANALYZE (as far as looked at), for the pacing.
+ * a VACUUM or ANALYZE that is busy (statement_busy(); as far as looked
+ * at), for the pacing.
  */
 int
 backends_discover(ScanObservation *out, int max, bool *autovacuum_running,
@@ -197,7 +250,8 @@ backends_discover(ScanObservation *out, int max, bool *autovacuum_running,
 		{
 			if (copy.st_backendType == B_BACKEND &&
 				copy.st_state == STATE_RUNNING &&
-				copy.st_progress_command == PROGRESS_COMMAND_INVALID)
+				copy.st_progress_command == PROGRESS_COMMAND_INVALID &&
+				statement_busy(slot, &copy))
 				(*foreground_running)++;
 			continue;
 		}

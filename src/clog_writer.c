@@ -19,7 +19,7 @@
  * slot (the control lock up to PostgreSQL 16, the slot's bank lock from 17),
  * exactly as a backend evicting the page would: the WAL-before-data rule,
  * the fsync request forwarded to the checkpointer and the pg_stat_slru
- * counters all stay core's.  It never writes during recovery (the startup
+ * counters all stay core's (clog_slru.c; this file decides when).  It never writes during recovery (the startup
  * process owns the CLOG then), so on a standby it waits and starts working
  * after promotion.  When there is nothing to do and no transaction ids are
  * being consumed it hibernates, like the bgwriter.
@@ -63,7 +63,6 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
-#include "portability/instr_time.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
 #include "storage/fd.h"
@@ -79,6 +78,7 @@
 #include "utils/timestamp.h"
 
 #include "bgw_prefetch.h"
+#include "clog_slru.h"
 #include "compat.h"
 #include "worker_exit.h"
 
@@ -162,11 +162,6 @@ typedef struct ClogWriterShared
 
 static ClogWriterShared *cw_shared = NULL;
 
-/* Writer-local: our view of the CLOG SLRU, valid when cw_attached. */
-static SlruCtlData ClogCtlData;
-
-#define ClogCtl (&ClogCtlData)
-
 static bool cw_attached = false;
 
 /*
@@ -174,17 +169,6 @@ static bool cw_attached = false;
  * built for), or NULL.
  */
 static const char *cw_disabled_reason = NULL;
-
-/* Per-slot page number written in the current round (-1: none). */
-static BgwpSlruPageNo *cw_written_page = NULL;
-
-/*
- * What each slot held at the last look (-1: nothing), and whether that
- * page was dirty, being written or written by us then: its eviction since
- * needed a write, or would have without us (clog_writer_evictions()).
- */
-static BgwpSlruPageNo *cw_seen_page = NULL;
-static bool *cw_seen_dirty = NULL;
 
 /* auto: write until then (0: not since the writer started) */
 static TimestampTz cw_write_until = 0;
@@ -198,10 +182,6 @@ static TimestampTz cw_prev_round_time = 0;
 static double cw_peak_rate = 0;	/* xids per ms */
 static int	cw_idle_rounds = 0;
 
-static bool clog_page_precedes(BgwpSlruPageNo page1, BgwpSlruPageNo page2);
-static const char *clog_writer_attach(void);
-static bool clog_writer_work_pending(int first, int last);
-static int	clog_writer_select_victim(int first, int last);
 static int	clog_writer_round(void);
 static int	clog_writer_evictions(void);
 static long clog_writer_hibernate_ms(void);
@@ -287,279 +267,42 @@ clog_writer_reset_stats(TimestampTz now)
 }
 
 /*
- * Same ordering as clog.c's static CLOGPagePrecedes(): page1 is older than
- * page2 if every xid on it precedes every xid on page2, in modulo-2^32 xid
- * arithmetic.  Used as the SLRU's PagePrecedes callback and to break ties
- * between equally old slots, as SlruSelectLRUPage() does.
- */
-static bool
-clog_page_precedes(BgwpSlruPageNo page1, BgwpSlruPageNo page2)
-{
-	TransactionId xid1;
-	TransactionId xid2;
-
-	xid1 = ((TransactionId) page1) * BGWP_CLOG_XACTS_PER_PAGE;
-	xid1 += FirstNormalTransactionId + 1;
-	xid2 = ((TransactionId) page2) * BGWP_CLOG_XACTS_PER_PAGE;
-	xid2 += FirstNormalTransactionId + 1;
-
-	return (TransactionIdPrecedes(xid1, xid2) &&
-			TransactionIdPrecedes(xid1, xid2 + BGWP_CLOG_XACTS_PER_PAGE - 1));
-}
-
-/*
- * Attach to the CLOG SLRU the way CLOGShmemInit() does in every backend,
- * and check that what we find is laid out as this server version's clog.c
- * and slru.c lay it out.  Returns NULL on success, else the reason why the
- * writer must not touch it.
- */
-static const char *
-clog_writer_attach(void)
-{
-	SlruShared	shared;
-	bool		found;
-	int			nslots = BGWP_CLOG_NUM_BUFFERS();
-	char	   *base;
-	char	   *end;
-	const char *lock_problem;
-
-	shared = (SlruShared) ShmemInitStruct(BGWP_CLOG_SLRU_NAME,
-										  CLOGShmemSize(), &found);
-	if (!found)
-		return "CLOG shared memory \"" BGWP_CLOG_SLRU_NAME "\" not found";
-	if (shared->num_slots != nslots)
-		return "unexpected number of CLOG buffers";
-	if (shared->group_lsn == NULL ||
-		shared->lsn_groups_per_page != BGWP_CLOG_LSNS_PER_PAGE)
-		return "unexpected CLOG LSN groups";
-	if (shared->slru_stats_idx != pgstat_get_slru_index(BGWP_CLOG_SLRU_NAME))
-		return "unexpected CLOG statistics slot";
-
-	/* every array and page buffer must lie inside the structure */
-	base = (char *) shared;
-	end = base + CLOGShmemSize();
-#define CLOG_ARRAY_INSIDE(ptr, len) \
-	((char *) (ptr) >= base + sizeof(SlruSharedData) && \
-	 (char *) (ptr) + (len) <= end)
-	if (!CLOG_ARRAY_INSIDE(shared->page_buffer, nslots * sizeof(char *)) ||
-		!CLOG_ARRAY_INSIDE(shared->page_status,
-						   nslots * sizeof(SlruPageStatus)) ||
-		!CLOG_ARRAY_INSIDE(shared->page_dirty, nslots * sizeof(bool)) ||
-		!CLOG_ARRAY_INSIDE(shared->page_number,
-						   nslots * sizeof(shared->page_number[0])) ||
-		!CLOG_ARRAY_INSIDE(shared->page_lru_count, nslots * sizeof(int)) ||
-		!CLOG_ARRAY_INSIDE(shared->buffer_locks,
-						   nslots * sizeof(LWLockPadded)) ||
-		!CLOG_ARRAY_INSIDE(shared->group_lsn, nslots *
-						   BGWP_CLOG_LSNS_PER_PAGE * sizeof(XLogRecPtr)))
-		return "unexpected CLOG shared memory layout";
-	for (int slotno = 0; slotno < nslots; slotno++)
-	{
-		if (!CLOG_ARRAY_INSIDE(shared->page_buffer[slotno], BLCKSZ))
-			return "unexpected CLOG page buffer address";
-	}
-
-	/* what SimpleLruInit() sets up in the local control struct */
-	ClogCtl->shared = shared;
-	ClogCtl->sync_handler = SYNC_HANDLER_CLOG;
-	ClogCtl->PagePrecedes = clog_page_precedes;
-	strlcpy(ClogCtl->Dir, "pg_xact", sizeof(ClogCtl->Dir));
-
-	/* the control lock, or the banks and their locks (compat.h) */
-	lock_problem = BGWP_CLOG_CHECK_LOCKS(ClogCtl, nslots, CLOG_ARRAY_INSIDE);
-#undef CLOG_ARRAY_INSIDE
-	if (lock_problem != NULL)
-	{
-		ClogCtl->shared = NULL;
-		return lock_problem;
-	}
-
-	cw_written_page = MemoryContextAlloc(TopMemoryContext,
-										 nslots * sizeof(BgwpSlruPageNo));
-	cw_seen_page = MemoryContextAlloc(TopMemoryContext,
-									  nslots * sizeof(BgwpSlruPageNo));
-	cw_seen_dirty = MemoryContextAllocZero(TopMemoryContext,
-										   nslots * sizeof(bool));
-	for (int slotno = 0; slotno < nslots; slotno++)
-	{
-		cw_written_page[slotno] = -1;
-		cw_seen_page[slotno] = -1;
-	}
-
-	return NULL;
-}
-
-/*
- * Is there any page to write in slots first..last-1?  A peek without the
- * lock, so that a round with nothing to do never contends with committing
- * transactions; slru.c itself relies on int and bool reads being atomic (and
- * on 64-bit page numbers being read whole, which holds on the 64-bit
- * platforms bgw_prefetch is built for; a torn read could only make the
- * answer stale).  A stale answer only delays or wastes one round:
- * clog_writer_round() decides under the lock.
- */
-static bool
-clog_writer_work_pending(int first, int last)
-{
-	SlruShared	shared = ClogCtl->shared;
-	BgwpSlruPageNo latest = BGWP_CLOG_LATEST_PAGE(shared);
-
-	for (int slotno = first; slotno < last; slotno++)
-	{
-		if (shared->page_status[slotno] == SLRU_PAGE_VALID &&
-			shared->page_dirty[slotno] &&
-			shared->page_number[slotno] != latest)
-			return true;
-	}
-	return false;
-}
-
-/*
- * Choose the next page to write in the lock group of slots first..last-1:
- * the least recently used slot holding a valid, dirty page that is not the
- * latest page and that we have not written in this round already.  Ages
- * are computed as in SlruSelectLRUPage(), with the group's LRU counter and
- * without advancing it.  Returns -1 when there is none.  The group's lock
- * (compat.h) must be held exclusively.
- */
-static int
-clog_writer_select_victim(int first, int last)
-{
-	SlruShared	shared = ClogCtl->shared;
-	int			cur_count = BGWP_CLOG_CUR_LRU_COUNT(shared, first);
-	BgwpSlruPageNo latest = BGWP_CLOG_LATEST_PAGE(shared);
-	int			best = -1;
-	int			best_delta = -1;
-
-	for (int slotno = first; slotno < last; slotno++)
-	{
-		BgwpSlruPageNo pageno = shared->page_number[slotno];
-		int			delta;
-
-		if (shared->page_status[slotno] != SLRU_PAGE_VALID ||
-			!shared->page_dirty[slotno] ||
-			pageno == latest ||
-			cw_written_page[slotno] == pageno)
-			continue;
-
-		delta = Max(cur_count - shared->page_lru_count[slotno], 0);
-		if (delta > best_delta ||
-			(delta == best_delta &&
-			 clog_page_precedes(pageno, shared->page_number[best])))
-		{
-			best = slotno;
-			best_delta = delta;
-		}
-	}
-	return best;
-}
-
-/*
- * One round of writing: at most bgw_prefetch.clog_writer_max_pages pages,
- * oldest first within each lock group (compat.h: all slots up to
- * PostgreSQL 16, one bank from 17, where backends also evict within a
- * bank).  SimpleLruWritePage() must be called with the slot's group lock
- * held exclusively; it releases the lock during the write and takes it
- * back, so every choice is made afresh under the lock.  Returns the number
- * of pages written; the shared counters are updated.
+ * One round of writing (clog_slru_write_round()), counted in the shared
+ * statistics: a page written also ends a streak of errors.
  */
 static int
 clog_writer_round(void)
 {
-	SlruShared	shared = ClogCtl->shared;
-	int			group = BGWP_CLOG_GROUP_SIZE(ClogCtl);
-	int			written = 0;
-	instr_time	elapsed;
-	TimestampTz now;
+	double		write_ms = 0;
+	int			written;
 
-	INSTR_TIME_SET_ZERO(elapsed);
-
-	for (int first = 0; first < shared->num_slots; first += group)
-	{
-		int			last = Min(first + group, shared->num_slots);
-		LWLock	   *lock = BGWP_CLOG_GROUP_LOCK(ClogCtl, first);
-
-		if (written >= bgwp_clog_writer_max_pages ||
-			ShutdownRequestPending || ConfigReloadPending)
-			break;
-		if (!clog_writer_work_pending(first, last))
-			continue;
-
-		LWLockAcquire(lock, LW_EXCLUSIVE);
-		while (written < bgwp_clog_writer_max_pages &&
-			   !ShutdownRequestPending && !ConfigReloadPending)
-		{
-			int			slotno = clog_writer_select_victim(first, last);
-			instr_time	start;
-			instr_time	end;
-
-			if (slotno < 0)
-				break;
-
-			cw_written_page[slotno] = shared->page_number[slotno];
-
-			INSTR_TIME_SET_CURRENT(start);
-			SimpleLruWritePage(ClogCtl, slotno);
-			INSTR_TIME_SET_CURRENT(end);
-			INSTR_TIME_ACCUM_DIFF(elapsed, end, start);
-			written++;
-		}
-		LWLockRelease(lock);
-	}
-
+	written = clog_slru_write_round(bgwp_clog_writer_max_pages, &write_ms);
 	if (written > 0)
 	{
-		now = GetCurrentTimestamp();
+		TimestampTz now = GetCurrentTimestamp();
+
 		SpinLockAcquire(&cw_shared->mutex);
 		cw_shared->pages_written += written;
-		cw_shared->write_time += INSTR_TIME_GET_MILLISEC(elapsed);
+		cw_shared->write_time += write_ms;
 		cw_shared->last_write = now;
 		cw_shared->consecutive_errors = 0;
 		SpinLockRelease(&cw_shared->mutex);
 	}
-
 	return written;
 }
 
 /*
- * How many dirty pages were evicted since the last look: slots that then
- * held a page that was dirty, being written or just written by us, and
- * now hold another.  Whoever evicted such a page had to write it first,
- * unless we had (or the checkpointer had, since: a rare false alarm, which
- * costs only some early writes).  Then remember what each slot holds for
- * the next look.  A peek without the lock, like clog_writer_work_pending():
- * a torn or stale view only delays or advances the writer's start.  Must
- * follow the round, if any: it reads the pages the round wrote.  Counts a
- * round in the statistics, writing or not.
+ * The dirty pages evicted since the last look (clog_slru_evictions()); a
+ * look counts as a round in the statistics, writing or not.
  */
 static int
 clog_writer_evictions(void)
 {
-	SlruShared	shared = ClogCtl->shared;
-	int			evicted = 0;
-
-	for (int slotno = 0; slotno < shared->num_slots; slotno++)
-	{
-		SlruPageStatus status = shared->page_status[slotno];
-		BgwpSlruPageNo pageno = shared->page_number[slotno];
-
-		if (status == SLRU_PAGE_EMPTY)
-			pageno = -1;
-		if (cw_seen_dirty[slotno] && pageno != cw_seen_page[slotno])
-			evicted++;
-
-		cw_seen_page[slotno] = pageno;
-		cw_seen_dirty[slotno] = pageno >= 0 &&
-			(shared->page_dirty[slotno] ||
-			 status == SLRU_PAGE_WRITE_IN_PROGRESS ||
-			 cw_written_page[slotno] == pageno);
-		cw_written_page[slotno] = -1;
-	}
+	int			evicted = clog_slru_evictions();
 
 	SpinLockAcquire(&cw_shared->mutex);
 	cw_shared->rounds++;
 	SpinLockRelease(&cw_shared->mutex);
-
 	return evicted;
 }
 
@@ -815,7 +558,7 @@ bgwp_clog_writer_main(Datum main_arg)
 		/* attach once */
 		if (!cw_attached && cw_disabled_reason == NULL)
 		{
-			cw_disabled_reason = clog_writer_attach();
+			cw_disabled_reason = clog_slru_attach();
 			if (cw_disabled_reason == NULL)
 				cw_attached = true;
 		}

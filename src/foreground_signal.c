@@ -6,17 +6,19 @@
  * The prefetch is paced only while others use the server (prefetch_pacing.c):
  * alone, the latency its reads add harms no one.  At each look at the
  * backends the monitor counts the client backends running a statement
- * other than VACUUM or ANALYZE; the prefetch is beside the foreground when
+ * other than VACUUM or ANALYZE, on CPU or waiting on anything but a
+ * timeout or their client (backends.c: a monitoring loop asleep in
+ * pg_sleep() is no foreground); the prefetch is beside the foreground when
  * a tenth of the looks of the last one or two windows found one or more.
  * A monitoring query now and then is not a foreground (every psql \watch
  * would hold the prefetch to the strict rate); OLTP traffic is.
  *
- * Only recent looks count, and only enough of them: while it waits for a
- * scan the monitor looks rarely, and the last look before a scan starts
- * may be seconds old or may have seen the very query that started it.  A
- * window older than one window length is forgotten, and with fewer than
- * FOREGROUND_MIN_LOOKS looks in the two windows the answer is "no" until
- * the monitor, following the scan, has looked enough: a few milliseconds.
+ * Only recent looks count: while it waits for a scan the monitor looks
+ * rarely, and its last look before a scan starts may be minutes old.  A
+ * window that ended more than one window length ago is forgotten.  The
+ * first look of a scan that finds a statement running is enough to pace
+ * it: in doubt the foreground comes first, and a wrong guess costs the
+ * scan one drain (prefetch_pacing.c), about 30 ms without reads ahead.
  *
  *-------------------------------------------------------------------------
  */
@@ -42,16 +44,12 @@ foreground_note_look(ForegroundSignal *s, int running, int64_t now)
 	s->now.running += running;
 }
 
-/*
- * Have client statements been running in a tenth of the recent looks or
- * more, with enough looks to tell?
- */
+/* Have client statements been running in a tenth of the recent looks or more? */
 bool
 foreground_present(const ForegroundSignal *s)
 {
 	int			looks = s->now.looks + s->before.looks;
 	int			running = s->now.running + s->before.running;
 
-	return looks >= FOREGROUND_MIN_LOOKS &&
-		running >= FOREGROUND_MIN_RUNNING * looks;
+	return looks > 0 && running >= FOREGROUND_MIN_RUNNING * looks;
 }

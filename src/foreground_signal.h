@@ -17,12 +17,6 @@
 
 /* Looks are counted in two windows of this length, in microseconds */
 #define FOREGROUND_WINDOW_US 500000
-/*
- * Fewer looks than this over both windows tell nothing: the monitor looks
- * every millisecond or so while it follows a scan, but only now and then
- * while it waits for one
- */
-#define FOREGROUND_MIN_LOOKS 10
 /* Beside the foreground: statements running in this share of looks or more */
 #define FOREGROUND_MIN_RUNNING 0.1
 

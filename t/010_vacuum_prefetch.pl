@@ -24,8 +24,13 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep);
 
+# Pacing off: what is read and when is the subject here, and the test's own
+# statements just before each VACUUM (the pattern's CHECKPOINT) are client
+# statements that would have the prefetch paced, its first reads held for a
+# drain (t/014_pacing.pl tests the pacing).
 my $node = new_bgwp_node(
 	'vacuum_prefetch', conf => q{
+bgw_prefetch.pacing = off
 vacuum_cost_delay = 4ms
 vacuum_cost_limit = 20
 });

@@ -6,8 +6,10 @@
 # - bgw_prefetch_status() says so while a slow VACUUM is read ahead for:
 #   'alone' while no client statement runs (the test's own polls are too
 #   brief to count), 'paced' with a rate, the probes' latency and their
-#   base while a session runs a long statement beside it, 'alone' again
-#   once that is cancelled;
+#   base while a session runs a long, CPU-bound statement beside it,
+#   'alone' again once that is cancelled, although another session still
+#   sleeps in pg_sleep() (a statement asleep is no foreground: were it
+#   counted, the state would stay 'paced');
 # - bgw_prefetch.pacing = off at reload: 'off', the VACUUM still read ahead
 #   for; io_method = fadvise: 'no io_uring: nothing to time';
 # - with nothing read ahead, 'idle'; a malformed value is rejected.
@@ -43,11 +45,17 @@ ok( $node->poll_query_until(
 		'postgres', "SELECT pacing = 'alone' FROM bgw_prefetch_status()"),
 	'read ahead for a VACUUM with no client statement running: alone, unpaced');
 
-# A foreground: a statement that runs (sleeping) until it is cancelled.
+# A session asleep in a statement, until it is cancelled: no foreground.
+my $sleeper = $node->background_psql('postgres', on_error_stop => 0);
+my $sleeper_pid = $sleeper->query_safe('SELECT pg_backend_pid()');
+$sleeper->query_until(qr/sleeper starts/,
+	"\\echo sleeper starts\nSELECT pg_sleep(3600);\n");
+
+# A foreground: a statement that runs on CPU until it is cancelled.
 my $fg = $node->background_psql('postgres', on_error_stop => 0);
 my $fg_pid = $fg->query_safe('SELECT pg_backend_pid()');
 $fg->query_until(qr/foreground starts/,
-	"\\echo foreground starts\nSELECT pg_sleep(3600);\n");
+	"\\echo foreground starts\nSELECT count(*) FROM (SELECT generate_series(1, 1000000000000)) g;\n");
 ok( $node->poll_query_until(
 		'postgres', "
 SELECT pacing = 'paced' AND pacing_rate_mb_s > 0 AND probe_latency_us > 0
@@ -89,9 +97,15 @@ ok( $node->poll_query_until(
 
 $node->safe_psql('postgres', "SELECT pg_cancel_backend($fg_pid)");
 quit_session($fg);
+is( $node->safe_psql(
+		'postgres',
+		"SELECT wait_event FROM pg_stat_activity WHERE pid = $sleeper_pid AND state = 'active'"),
+	'PgSleep', 'a session still sleeps in a statement');
 ok( $node->poll_query_until(
 		'postgres', "SELECT pacing = 'alone' FROM bgw_prefetch_status()"),
-	'the running statement cancelled: alone again');
+	'the running statement cancelled: alone again, beside the sleeping one');
+$node->safe_psql('postgres', "SELECT pg_cancel_backend($sleeper_pid)");
+quit_session($sleeper);
 
 $node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
 quit_session($s);

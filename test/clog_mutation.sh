@@ -6,7 +6,7 @@
 #   sudo bash test/clog_mutation.sh [MUTATION...]
 #
 # For each mutation, a copy of the tree gets one deliberate bug in
-# src/clog_writer.c, is built and installed into the server's directories
+# src/clog_slru.c, is built and installed into the server's directories
 # (PostgreSQL 15's, or BGWP_TEST_VERSION's from scripts/test.sh), and
 # t/032_clog_crash_loop.pl runs against it.  The mutation is "caught" only
 # if the test fails one of its invariant checks (INVARIANT_RE below: the
@@ -63,7 +63,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'echo interrupted; exit 130' INT TERM
 
-# mutate MUTATION FILE: apply one bug to clog_writer.c, or fail.
+# mutate MUTATION FILE: apply one bug to clog_slru.c, or fail.
 mutate() {
 	local file=$2
 	case $1 in
@@ -92,7 +92,7 @@ for m in "${MUTATIONS[@]}"; do
 	tree=$WORK/$m
 	mkdir -p "$tree"
 	bgwp_copy_tree "$tree"
-	mutate "$m" "$tree/src/clog_writer.c" || bgwp_die "mutation $m did not apply to src/clog_writer.c"
+	mutate "$m" "$tree/src/clog_slru.c" || bgwp_die "mutation $m did not apply to src/clog_slru.c"
 	bgwp_build "$tree" || bgwp_die "mutation $m does not build"
 	bgwp_install "$tree" || bgwp_die "cannot install mutation $m"
 	bgwp_log "mutation $m: running t/032_clog_crash_loop.pl"
