@@ -91,7 +91,8 @@ CREATE FUNCTION bgw_prefetch_status(
     OUT pacing text,
     OUT pacing_rate_mb_s double precision,
     OUT probe_latency_us double precision,
-    OUT probe_base_latency_us double precision
+    OUT probe_base_latency_us double precision,
+    OUT monitor_conf_load_time timestamp with time zone
 )
 RETURNS record
 AS 'MODULE_PATHNAME', 'bgw_prefetch_status'

@@ -104,6 +104,7 @@ typedef struct MonitorShared
 	double		pacing_rate_mb_s;	/* -1: never measured */
 	double		probe_latency_us;
 	double		probe_base_us;
+	TimestampTz config_loaded_at;	/* the monitor read its configuration */
 	int			nrows;
 	ActivityRow rows[BGWP_MAX_TARGETS];
 } MonitorShared;
@@ -208,8 +209,8 @@ Datum
 bgw_prefetch_status(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[14];
-	bool		nulls[14];
+	Datum		values[15];
+	bool		nulls[15];
 	StatsStatus ss;
 	int			pid;
 	char		io_method[16];
@@ -218,6 +219,7 @@ bgw_prefetch_status(PG_FUNCTION_ARGS)
 	int64		targets_served;
 	char		pacing[64];
 	double		pacing_figures[3];
+	TimestampTz config_loaded_at;
 
 	stats_get_status(&ss);
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
@@ -235,6 +237,7 @@ bgw_prefetch_status(PG_FUNCTION_ARGS)
 	pacing_figures[0] = monitor_shared->pacing_rate_mb_s;
 	pacing_figures[1] = monitor_shared->probe_latency_us;
 	pacing_figures[2] = monitor_shared->probe_base_us;
+	config_loaded_at = monitor_shared->config_loaded_at;
 	LWLockRelease(monitor_shared->lock);
 
 	memset(nulls, 0, sizeof(nulls));
@@ -266,8 +269,24 @@ bgw_prefetch_status(PG_FUNCTION_ARGS)
 		else
 			nulls[11 + i] = true;
 	}
+	if (pid != 0)
+		values[14] = TimestampTzGetDatum(config_loaded_at);
+	else
+		nulls[14] = true;
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+/*
+ * The monitor has read its configuration again and applied it: say when,
+ * so that whoever changed it can wait for it (bgw_prefetch_status()).
+ */
+static void
+publish_config_loaded(void)
+{
+	LWLockAcquire(monitor_shared->lock, LW_EXCLUSIVE);
+	monitor_shared->config_loaded_at = GetCurrentTimestamp();
+	LWLockRelease(monitor_shared->lock);
 }
 
 /*
@@ -491,6 +510,7 @@ bgwp_monitor_main(Datum main_arg)
 	LWLockAcquire(monitor_shared->lock, LW_EXCLUSIVE);
 	monitor_shared->pid = MyProcPid;
 	monitor_shared->latch = MyLatch;
+	monitor_shared->config_loaded_at = GetCurrentTimestamp();
 	LWLockRelease(monitor_shared->lock);
 	before_shmem_exit(monitor_on_exit, (Datum) 0);
 	backend_reads_set_reader(MyLatch);
@@ -519,15 +539,16 @@ bgwp_monitor_main(Datum main_arg)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
-		}
-		if (engine_method != bgwp_io_method)
-		{
-			/* io_method changed at reload: new engine, targets start over */
-			prefetcher_stop(true);
-			monitor_wait_reset();
-			prefetcher_start();
-			published_idle = false;
-			engine_method = bgwp_io_method;
+			if (engine_method != bgwp_io_method)
+			{
+				/* io_method changed: new engine, targets start over */
+				prefetcher_stop(true);
+				monitor_wait_reset();
+				prefetcher_start();
+				published_idle = false;
+				engine_method = bgwp_io_method;
+			}
+			publish_config_loaded();
 		}
 
 		now = GetCurrentTimestamp();

@@ -117,11 +117,8 @@ CREATE TABLE t2 (id int, pad text) WITH (autovacuum_enabled = off);
 INSERT INTO t2 SELECT g, repeat('x', 200) FROM generate_series(1, 60000) g;
 });
 $node->safe_psql('postgres', 'ALTER SYSTEM SET bgw_prefetch.enabled = off');
-$node->reload;
+ok(reload_monitor($node), 'enabled = off: the monitor read its configuration again');
 is($node->safe_psql('postgres', 'SHOW bgw_prefetch.enabled'), 'off', 'enabled = off after reload');
-# The monitor reads its configuration at the top of each loop, every
-# bgw_prefetch.naptime (200 ms) while idle: give it several loops.
-sleep 2;
 $offset = -s $node->logfile;
 $node->safe_psql('postgres', "$slow VACUUM t2;");
 # a monitor that served it anyway would count it once it is idle
@@ -136,8 +133,7 @@ is(monitor_pid($node), $monitor_pid, 'the monitor kept running through the reloa
 # Enabled again.  t2's blocks are all-visible now, so make this VACUUM read
 # (and pay a delay for) every one of them.
 $node->safe_psql('postgres', 'ALTER SYSTEM RESET bgw_prefetch.enabled');
-$node->reload;
-sleep 2;
+ok(reload_monitor($node), 'enabled again: the monitor read its configuration again');
 $node->safe_psql('postgres',
 	"SET vacuum_cost_delay = '2ms'; SET vacuum_cost_limit = 1; VACUUM (DISABLE_PAGE_SKIPPING) t2;");
 ok( $node->poll_query_until(

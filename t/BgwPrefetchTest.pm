@@ -42,6 +42,7 @@ our @EXPORT = qw(
   hold_until_announced
   wait_for_scans
   wait_monitor_idle
+  reload_monitor
   reset_prefetch_stats
   served_again_ok
   no_crash_ok
@@ -311,6 +312,18 @@ SELECT CASE WHEN (SELECT transactions_unread > 0 FROM bgw_prefetch_status())
                    WHERE backend_type = 'bgw_prefetch monitor')
             THEN (SELECT count(*) = 0 FROM bgw_prefetch_activity())
             ELSE false END});
+}
+
+# Reload the configuration and wait until the monitor has read and applied
+# it: bgw_prefetch_status().monitor_conf_load_time passes the moment before
+# the reload.  Returns whether it did.
+sub reload_monitor
+{
+	my ($node) = @_;
+	my $before = $node->safe_psql('postgres', 'SELECT clock_timestamp()');
+	$node->reload;
+	return $node->poll_query_until('postgres',
+		"SELECT monitor_conf_load_time > '$before' FROM bgw_prefetch_status()");
 }
 
 # Reset pg_stat_prefetch once no scan run so far can still be counted after
