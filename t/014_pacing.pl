@@ -6,7 +6,8 @@
 # - bgw_prefetch_status() says so while a slow VACUUM is read ahead for:
 #   'alone' while no client statement runs (the test's own polls are too
 #   brief to count), 'paced' with a rate, the probes' latency and their
-#   base while a session runs a long, CPU-bound statement beside it,
+#   base for a VACUUM started while a session runs a long, CPU-bound
+#   statement,
 #   'alone' again once that is cancelled, although another session still
 #   sleeps in pg_sleep() (a statement asleep is no foreground: were it
 #   counted, the state would stay 'paced');
@@ -45,6 +46,17 @@ ok( $node->poll_query_until(
 		'postgres', "SELECT pacing = 'alone' FROM bgw_prefetch_status()"),
 	'read ahead for a VACUUM with no client statement running: alone, unpaced');
 
+# That VACUUM has been read ahead for far beyond where it is, unpaced: the
+# prefetch issues nothing more (and sends no probe) until it comes close.
+# The rest is checked on a VACUUM that starts beside the foreground, whose
+# reads are paced from its first block (the probes, direct reads, go to the
+# disk whatever the page cache holds).
+$node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
+quit_session($s);
+ok( $node->poll_query_until(
+		'postgres', "SELECT pacing = 'idle' FROM bgw_prefetch_status()"),
+	'the unpaced VACUUM cancelled: idle');
+
 # A session asleep in a statement, until it is cancelled: no foreground.
 my $sleeper = $node->background_psql('postgres', on_error_stop => 0);
 my $sleeper_pid = $sleeper->query_safe('SELECT pg_backend_pid()');
@@ -56,6 +68,8 @@ my $fg = $node->background_psql('postgres', on_error_stop => 0);
 my $fg_pid = $fg->query_safe('SELECT pg_backend_pid()');
 $fg->query_until(qr/foreground starts/,
 	"\\echo foreground starts\nSELECT count(*) FROM (SELECT generate_series(1, 1000000000000)) g;\n");
+($s, $pid) = start_slow($node, 'postgres',
+	'VACUUM (DISABLE_PAGE_SKIPPING) paced', '100ms', 1);
 ok( $node->poll_query_until(
 		'postgres', "
 SELECT pacing = 'paced' AND pacing_rate_mb_s > 0 AND probe_latency_us > 0
