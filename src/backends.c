@@ -43,7 +43,8 @@ static int	status_slots = 0;
  * The PGPROC of each slot's process (and that process's pid), looked up
  * once per process rather than at every look: BackendPidGetProc() takes
  * ProcArrayLock, which every transaction's end takes exclusively, and the
- * monitor samples the foreground's wait events every millisecond or so.
+ * monitor samples the foreground's wait events at every look (every 10 ms
+ * while it serves a scan).
  */
 static PGPROC **slot_proc = NULL;
 static int *slot_proc_pid = NULL;
