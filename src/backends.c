@@ -206,19 +206,15 @@ slot_proc_of(int slot, int pid)
  * and CPU now: is it on CPU or waiting on anything but a timeout (a
  * pg_sleep(), a monitoring loop between two looks) or its client (sending
  * rows, reading the next message)?  A statement that sleeps or waits for
- * its client is not delayed by the prefetch.  wait_event_info is read
- * without a lock, a single 4-byte word, as pg_stat_activity does.
+ * its client is not delayed by the prefetch.
  */
 static bool
 statement_busy(int slot, const PgBackendStatus *st)
 {
 	PGPROC	   *proc = slot_proc_of(slot, st->st_procpid);
-	uint32		wait_class;
 
-	if (proc == NULL)
-		return false;
-	wait_class = *((volatile uint32 *) &proc->wait_event_info) & 0xFF000000;
-	return wait_class != PG_WAIT_TIMEOUT && wait_class != PG_WAIT_CLIENT;
+	return proc != NULL &&
+		backends_wait(proc, st->st_procpid) != BACKEND_WAIT_IDLE;
 }
 
 /*
@@ -397,8 +393,9 @@ backends_proc_of(int pid)
 
 /*
  * What is the process waiting on right now: a read of a relation data file
- * (the time track_io_timing counts as read time), VACUUM's cost-based delay,
- * a heavyweight lock, or something else?  proc must come from backends_proc_of(pid); it is
+ * (the time track_io_timing counts as read time), VACUUM's cost-based delay
+ * (itself a timeout, so tested first), a heavyweight lock, a timeout or its
+ * client, or something else?  proc must come from backends_proc_of(pid); it is
  * checked to still be that process (a PGPROC is reused after exit).
  * wait_event_info is a single 4-byte word, read without a lock as
  * pg_stat_activity does.
@@ -417,5 +414,8 @@ backends_wait(PGPROC *proc, int pid)
 		return BACKEND_WAIT_COST_DELAY;
 	if ((wait_event_info & 0xFF000000) == PG_WAIT_LOCK)
 		return BACKEND_WAIT_LOCK;
+	if ((wait_event_info & 0xFF000000) == PG_WAIT_TIMEOUT ||
+		(wait_event_info & 0xFF000000) == PG_WAIT_CLIENT)
+		return BACKEND_WAIT_IDLE;
 	return BACKEND_WAIT_OTHER;
 }

@@ -62,7 +62,8 @@ typedef enum BackendWait
 	BACKEND_WAIT_OTHER,			/* running, or waiting on anything else */
 	BACKEND_WAIT_DATA_READ,		/* a read of a relation data file */
 	BACKEND_WAIT_COST_DELAY,	/* VACUUM's cost-based delay (VacuumDelay) */
-	BACKEND_WAIT_LOCK			/* a heavyweight lock */
+	BACKEND_WAIT_LOCK,			/* a heavyweight lock */
+	BACKEND_WAIT_IDLE			/* asleep (a timeout) or waiting on its client */
 } BackendWait;
 extern BackendWait backends_wait(struct PGPROC *proc, int pid);
 

@@ -212,6 +212,7 @@ prefetcher_sample(TimestampTz now)
 				t->cost_delay_wait_us += now - t->last_sample;
 				break;
 			case BACKEND_WAIT_LOCK:
+			case BACKEND_WAIT_IDLE:
 			case BACKEND_WAIT_OTHER:
 				break;
 		}
